@@ -1,0 +1,85 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MMSE_DETECTOR_H
+#define INCLUDED_MIMODET_MMSE_DETECTOR_H
+
+#include <gnuradio/mimodet/api.h>
+#include <gnuradio/sync_block.h>
+#include <cstdint>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+/*!
+ * \brief Soft-output massive-MIMO MMSE detector (exact Cholesky, CG, CR) and ZF baseline.
+ * \ingroup mimodet
+ *
+ * \details
+ * Input: one item = one OFDM symbol, [N_sc][B] complex64 (subcarrier-major, antennas
+ * contiguous). Output: one item = [N_sc][U][bits] float32 max-log LLRs (bit 0 = b(0) of
+ * TS 38.211), positive meaning bit 1 unless llr_positive_means_one is false.
+ *
+ * The channel [N_sc][B][U] (tag "mimo_h", c32vector) and noise variance N0 (tag
+ * "mimo_n0", double) arrive as stream tags on the first item they apply to and stay in
+ * force until the next ones. Items before the first complete channel are an error: the
+ * block logs it and stops the flowgraph. A channel tag of the wrong length is logged and
+ * the items up to the next valid channel get LLR 0. NaN/Inf in y or H zero only the
+ * affected subcarriers.
+ */
+class MIMODET_API mmse_detector : virtual public gr::sync_block
+{
+public:
+    typedef std::shared_ptr<mmse_detector> sptr;
+
+    /*!
+     * \param num_antennas B, receive antennas
+     * \param num_users U, users (layers), U <= B
+     * \param num_subcarriers N_sc per OFDM symbol
+     * \param modulation "bpsk", "qpsk", "16qam", "64qam" or "256qam"
+     * \param mode "chol" (exact MMSE), "cg", "cr" or "zf"
+     * \param iterations CG/CR iterations
+     * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
+     * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
+     * \param llr_clip |LLR| limit, 0 = none
+     * \param num_threads CPU threads, 0 = all cores
+     */
+    static sptr make(int num_antennas,
+                     int num_users,
+                     int num_subcarriers,
+                     const std::string& modulation = "16qam",
+                     const std::string& mode = "chol",
+                     int iterations = 3,
+                     const std::string& backend = "auto",
+                     bool llr_positive_means_one = true,
+                     float llr_clip = 0.0f,
+                     int num_threads = 0);
+
+    virtual std::string mode() const = 0;
+    //! Switches mode (chol, cg, cr, zf) between work() calls; the channel in force is
+    //! kept.
+    virtual void set_mode(const std::string& mode) = 0;
+    virtual int iterations() const = 0;
+    virtual void set_iterations(int iterations) = 0;
+    //! The implementation in use, e.g. "cpu-chol".
+    virtual std::string implementation() const = 0;
+
+    virtual std::uint64_t channel_updates() const = 0;
+    //! Subcarriers erased because H was not finite or A unusable (per channel update).
+    virtual std::uint64_t bad_channel_subcarriers() const = 0;
+    //! (symbol, subcarrier) pairs erased because y had NaN/Inf.
+    virtual std::uint64_t bad_sample_vectors() const = 0;
+    //! Subcarriers whose singular/ill-conditioned A got diagonal loading.
+    virtual std::uint64_t regularized_subcarriers() const = 0;
+    //! Items output as all-zero LLRs because no valid channel was in force.
+    virtual std::uint64_t erased_items() const = 0;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif

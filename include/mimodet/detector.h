@@ -1,0 +1,113 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_DETECTOR_H
+#define INCLUDED_MIMODET_DETECTOR_H
+
+#include <mimodet/constellation.h>
+#include <mimodet/layout.h>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mimodet {
+
+//! Soft-output linear detectors of the massive-MIMO family.
+enum class DetectorMode {
+    chol, //!< exact MMSE: Cholesky of A = G + N0 I, exact lambda and rho (li2015 II-B)
+    cg,   //!< Conjugate Gradient, I iterations, approximate lambda/rho (li2015 II-C)
+    cr,   //!< Conjugate Residual (broumas2023 Fig. 4), I iterations, same approximation
+    zf    //!< zero forcing baseline: A = G, lambda = 1, rho = 1/(N0 [G^-1]_uu)
+};
+
+enum class Backend {
+    automatic, //!< the GPU when one is usable, else the CPU (one warning)
+    cpu,
+    cuda
+};
+
+DetectorMode parse_detector_mode(const std::string& name);
+std::string to_string(DetectorMode m);
+Backend parse_backend(const std::string& name);
+std::string to_string(Backend b);
+
+struct DetectorConfig {
+    std::size_t num_antennas = 128;    //!< B
+    std::size_t num_users = 16;        //!< U
+    std::size_t num_subcarriers = 128; //!< N_sc
+    Modulation modulation = Modulation::qam16;
+    DetectorMode mode = DetectorMode::chol;
+    unsigned iterations = 3; //!< CG/CR iterations I (ignored by chol and zf)
+    LlrSign llr_sign = LlrSign::positive_means_one;
+    float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
+    int num_threads = 0;   //!< CPU worker threads; 0 = all cores
+    Backend backend = Backend::cpu;
+
+    Dims dims() const
+    {
+        return Dims{
+            num_antennas, num_users, num_subcarriers, bits_per_symbol(modulation)
+        };
+    }
+    //! Throws std::invalid_argument with the offending value named.
+    void validate() const;
+};
+
+//! Counters of inputs the detector refused to trust; cumulative since construction.
+struct DetectorStats {
+    std::uint64_t channels = 0; //!< set_channel() calls
+    std::uint64_t symbols = 0;  //!< OFDM symbols detected
+    std::uint64_t bad_channel_subcarriers =
+        0; //!< subcarriers whose H had NaN/Inf or no usable A
+    std::uint64_t bad_sample_vectors =
+        0; //!< (symbol, subcarrier) pairs with NaN/Inf in y
+    std::uint64_t regularized_subcarriers =
+        0; //!< singular/ill-conditioned A, diagonal loading
+    std::uint64_t invalid_noise_variance =
+        0; //!< set_channel() calls with N0 < 0 or not finite
+};
+
+/*! A soft-output MIMO detector. The channel of a frame is given once (set_channel); all
+ * per-channel work (Gram matrix, factorisation, equalizer, SINR) is done there and reused
+ * for every symbol of the frame (detect). Subcarriers whose inputs are not finite produce
+ * LLR 0 (an erasure) and are counted in stats(); nothing else is affected.
+ */
+class Detector
+{
+public:
+    virtual ~Detector() = default;
+
+    //! h: [N_sc][B][U]; n0: noise variance per complex sample (>= 0).
+    virtual void set_channel(const cf32* h, float n0) = 0;
+    //! y: [n_symbols][N_sc][B] -> llr: [n_symbols][N_sc][U][bits];
+    //! x_hat (optional): [n_symbols][N_sc][U], the linear estimate before bias removal.
+    virtual void
+    detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat = nullptr) = 0;
+
+    virtual bool has_channel() const = 0;
+    virtual DetectorStats stats() const = 0;
+    //! Human-readable implementation name, e.g. "cpu-chol".
+    virtual std::string name() const = 0;
+    const DetectorConfig& config() const { return d_config; }
+
+protected:
+    explicit Detector(const DetectorConfig& config) : d_config(config) {}
+    DetectorConfig d_config;
+};
+
+//! True when this build has a GPU backend and a GPU is usable right now.
+bool gpu_available(std::string* why_not = nullptr);
+
+/*! Builds the detector for config.backend: cpu; cuda (throws std::runtime_error naming
+ * the reason when no GPU backend is usable); automatic (the GPU if usable, else the CPU,
+ * and *fallback_reason receives why).
+ */
+std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
+                                        std::string* fallback_reason = nullptr);
+
+} // namespace mimodet
+
+#endif

@@ -1,0 +1,114 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/*! \file layout.h
+ * The data contract of gr-mimodet, written once: tensor layouts, tag keys, units and the
+ * LLR sign. Every block, kernel and test indexes tensors through these helpers.
+ * docs/data-contract.md is the prose version of this header.
+ */
+
+#ifndef INCLUDED_MIMODET_LAYOUT_H
+#define INCLUDED_MIMODET_LAYOUT_H
+
+#include <complex>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace mimodet {
+
+using cf32 = std::complex<float>;
+using cf64 = std::complex<double>;
+
+//! Tag key of the channel: a PMT c32vector of length N_sc*B*U in layout channel_index().
+constexpr const char* kChannelTagKey = "mimo_h";
+//! Tag key of the noise variance N0 (per complex sample, linear, same scale as y): PMT
+//! double.
+constexpr const char* kNoiseVarTagKey = "mimo_n0";
+//! Tag key of the frame index (PMT uint64) on the first item of each simulated frame.
+constexpr const char* kFrameTagKey = "mimo_frame";
+
+/*! Sizes of one detection problem: B receive antennas, U users (layers), N_sc subcarriers
+ * and the bits per constellation symbol. A frame (coherence block) is N_sym OFDM symbols
+ * over which the channel is constant; N_sym is not part of the per-item layout.
+ */
+struct Dims {
+    std::size_t num_antennas = 0;    //!< B
+    std::size_t num_users = 0;       //!< U
+    std::size_t num_subcarriers = 0; //!< N_sc
+    std::size_t bits_per_symbol = 0; //!< log2(M)
+
+    //! complex64 per received item (one OFDM symbol): [N_sc][B]
+    std::size_t rx_items() const { return num_subcarriers * num_antennas; }
+    //! complex64 per channel tag: [N_sc][B][U]
+    std::size_t channel_items() const
+    {
+        return num_subcarriers * num_antennas * num_users;
+    }
+    //! float32 per LLR item (one OFDM symbol): [N_sc][U][bits]
+    std::size_t llr_items() const
+    {
+        return num_subcarriers * num_users * bits_per_symbol;
+    }
+    //! complex64 per equalized-symbol item: [N_sc][U]
+    std::size_t symbol_items() const { return num_subcarriers * num_users; }
+
+    //! Offset of y[sc][b] inside one received item.
+    std::size_t rx_index(std::size_t sc, std::size_t b) const
+    {
+        return sc * num_antennas + b;
+    }
+    //! Offset of H[sc][b][u] inside one channel tensor (row-major B x U per subcarrier).
+    std::size_t channel_index(std::size_t sc, std::size_t b, std::size_t u) const
+    {
+        return (sc * num_antennas + b) * num_users + u;
+    }
+    //! Offset of LLR[sc][u][bit] inside one LLR item; bit 0 is the first bit of the
+    //! TS 38.211 mapping (b(i) in the standard).
+    std::size_t llr_index(std::size_t sc, std::size_t u, std::size_t bit) const
+    {
+        return (sc * num_users + u) * bits_per_symbol + bit;
+    }
+    //! Offset of x_hat[sc][u] inside one equalized-symbol item.
+    std::size_t symbol_index(std::size_t sc, std::size_t u) const
+    {
+        return sc * num_users + u;
+    }
+
+    //! Throws std::invalid_argument naming the offending size (used by every make()).
+    void validate(const std::string& who) const
+    {
+        auto need = [&](bool ok, const std::string& what) {
+            if (!ok)
+                throw std::invalid_argument(who + ": " + what);
+        };
+        need(num_antennas > 0, "num_antennas (B) must be > 0");
+        need(num_users > 0, "num_users (U) must be > 0");
+        need(num_subcarriers > 0, "num_subcarriers must be > 0");
+        need(num_users <= num_antennas,
+             "num_users (U=" + std::to_string(num_users) +
+                 ") must not exceed num_antennas (B=" + std::to_string(num_antennas) +
+                 ")");
+        need(bits_per_symbol > 0, "bits_per_symbol must be > 0");
+    }
+};
+
+/*! LLR sign convention. The papers' formula gives LLR = log P(b=1)/P(b=0): positive means
+ * bit 1. Decoders that want log P(b=0)/P(b=1) (e.g. many LDPC decoders) ask for the
+ * opposite.
+ */
+enum class LlrSign { positive_means_one, positive_means_zero };
+
+//! Hard decision of one LLR under a sign convention; 0 (an erasure) decides bit 0.
+inline int hard_bit(float llr, LlrSign sign = LlrSign::positive_means_one)
+{
+    return sign == LlrSign::positive_means_one ? (llr > 0.0f ? 1 : 0)
+                                               : (llr < 0.0f ? 1 : 0);
+}
+
+} // namespace mimodet
+
+#endif

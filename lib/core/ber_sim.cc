@@ -1,0 +1,57 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include <mimodet/ber_sim.h>
+#include <chrono>
+
+namespace mimodet {
+
+BerPoint simulate_ber_point(const ChannelSimConfig& sim_config,
+                            const DetectorConfig& detector_config,
+                            std::uint64_t frames,
+                            std::uint64_t min_errors,
+                            const std::function<bool(std::uint64_t)>& progress)
+{
+    const Dims sd = sim_config.dims(), dd = detector_config.dims();
+    if (sd.num_antennas != dd.num_antennas || sd.num_users != dd.num_users ||
+        sd.num_subcarriers != dd.num_subcarriers ||
+        sd.bits_per_symbol != dd.bits_per_symbol)
+        throw std::invalid_argument(
+            "simulate_ber_point: simulator and detector sizes differ");
+
+    ChannelSimulator sim(sim_config);
+    auto detector = make_detector(detector_config);
+    Frame frame;
+    std::vector<float> llr(sim_config.symbols_per_frame * dd.llr_items());
+    BerPoint point;
+    point.snr_db = sim_config.snr_db;
+    using clock = std::chrono::steady_clock;
+    for (std::uint64_t f = 0; f < frames; ++f) {
+        sim.next_frame(frame);
+        const auto start = clock::now();
+        detector->set_channel(frame.h.data(), frame.n0);
+        detector->detect(frame.y.data(), sim_config.symbols_per_frame, llr.data());
+        point.detect_seconds +=
+            std::chrono::duration<double>(clock::now() - start).count();
+        for (std::size_t i = 0; i < llr.size(); ++i) {
+            const bool erased = llr[i] == 0.0f;
+            point.erasures += erased ? 1 : 0;
+            point.bit_errors +=
+                (erased || hard_bit(llr[i], detector_config.llr_sign) != frame.bits[i])
+                    ? 1
+                    : 0;
+        }
+        point.bits += llr.size();
+        ++point.frames;
+        if (progress && !progress(point.frames))
+            break;
+        if (min_errors && point.bit_errors >= min_errors)
+            break;
+    }
+    return point;
+}
+
+} // namespace mimodet

@@ -1,0 +1,265 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "mmse_detector_impl.h"
+#include <gnuradio/io_signature.h>
+#include <mimodet/layout.h>
+#include <algorithm>
+#include <map>
+
+namespace gr {
+namespace mimodet {
+
+namespace core = ::mimodet;
+
+mmse_detector::sptr mmse_detector::make(int num_antennas,
+                                        int num_users,
+                                        int num_subcarriers,
+                                        const std::string& modulation,
+                                        const std::string& mode,
+                                        int iterations,
+                                        const std::string& backend,
+                                        bool llr_positive_means_one,
+                                        float llr_clip,
+                                        int num_threads)
+{
+    auto positive = [](int v, const char* what) {
+        if (v <= 0)
+            throw std::invalid_argument(std::string("mmse_detector: ") + what +
+                                        " must be > 0, got " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+    };
+    core::DetectorConfig c;
+    c.num_antennas = positive(num_antennas, "num_antennas");
+    c.num_users = positive(num_users, "num_users");
+    c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
+    c.modulation = core::parse_modulation(modulation);
+    c.mode = core::parse_detector_mode(mode);
+    c.iterations = static_cast<unsigned>(std::max(iterations, 0));
+    if (iterations < 1 &&
+        (c.mode == core::DetectorMode::cg || c.mode == core::DetectorMode::cr))
+        throw std::invalid_argument("mmse_detector: iterations must be >= 1");
+    c.backend = core::parse_backend(backend);
+    c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
+                                        : core::LlrSign::positive_means_zero;
+    c.llr_clip = llr_clip;
+    c.num_threads = num_threads;
+    c.validate();
+    return gnuradio::make_block_sptr<mmse_detector_impl>(c);
+}
+
+mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
+    : gr::sync_block(
+          "mmse_detector",
+          gr::io_signature::make(1, 1, sizeof(gr_complex) * config.dims().rx_items()),
+          gr::io_signature::make(1, 1, sizeof(float) * config.dims().llr_items())),
+      d_config(config)
+{
+    rebuild_detector();
+    set_tag_propagation_policy(TPP_ALL_TO_ALL);
+}
+
+void mmse_detector_impl::rebuild_detector()
+{
+    std::string fallback_reason;
+    d_detector = core::make_detector(d_config, &fallback_reason);
+    if (!fallback_reason.empty() && d_config.backend == core::Backend::automatic)
+        d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
+                       fallback_reason);
+    if (d_have_h && d_n0 >= 0.0 && d_channel_valid)
+        d_detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+}
+
+std::string mmse_detector_impl::mode() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return core::to_string(d_config.mode);
+}
+
+void mmse_detector_impl::set_mode(const std::string& mode)
+{
+    const auto parsed = core::parse_detector_mode(mode); // throws before touching state
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (parsed == d_config.mode)
+        return;
+    d_config.mode = parsed;
+    rebuild_detector();
+}
+
+int mmse_detector_impl::iterations() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return static_cast<int>(d_config.iterations);
+}
+
+void mmse_detector_impl::set_iterations(int iterations)
+{
+    if (iterations < 1)
+        throw std::invalid_argument("mmse_detector: iterations must be >= 1");
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (static_cast<unsigned>(iterations) == d_config.iterations)
+        return;
+    d_config.iterations = static_cast<unsigned>(iterations);
+    rebuild_detector();
+}
+
+std::string mmse_detector_impl::implementation() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->name();
+}
+
+std::uint64_t mmse_detector_impl::channel_updates() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->stats().channels;
+}
+std::uint64_t mmse_detector_impl::bad_channel_subcarriers() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->stats().bad_channel_subcarriers;
+}
+std::uint64_t mmse_detector_impl::bad_sample_vectors() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->stats().bad_sample_vectors;
+}
+std::uint64_t mmse_detector_impl::regularized_subcarriers() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->stats().regularized_subcarriers;
+}
+std::uint64_t mmse_detector_impl::erased_items() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_erased_items;
+}
+
+void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
+{
+    bool changed = false;
+    for (const auto& tag : tags) {
+        const std::string key = pmt::symbol_to_string(tag.key);
+        if (key == core::kChannelTagKey) {
+            d_seen_channel_tag = true;
+            const std::size_t expected = d_config.dims().channel_items();
+            if (!pmt::is_c32vector(tag.value) || pmt::length(tag.value) != expected) {
+                d_logger->error(
+                    "'{:s}' tag at item {:d} is not a c32vector of {:d} "
+                    "(N_sc*B*U) entries (got {:s} of length {:d}); LLRs are 0 "
+                    "until the next valid channel",
+                    core::kChannelTagKey,
+                    tag.offset,
+                    expected,
+                    pmt::is_c32vector(tag.value) ? "c32vector" : "another type",
+                    pmt::is_uniform_vector(tag.value) ? pmt::length(tag.value) : 0);
+                d_have_h = false;
+                continue;
+            }
+            const auto& values = pmt::c32vector_elements(tag.value);
+            d_h.assign(values.begin(), values.end());
+            d_have_h = true;
+            changed = true;
+        } else if (key == core::kNoiseVarTagKey) {
+            if (!pmt::is_real(tag.value) && !pmt::is_integer(tag.value) &&
+                !pmt::is_uint64(tag.value)) {
+                d_logger->error("'{:s}' tag at item {:d} is not a real number; ignored",
+                                core::kNoiseVarTagKey,
+                                tag.offset);
+                continue;
+            }
+            d_n0 = pmt::to_double(tag.value);
+            changed = true;
+        }
+    }
+    d_channel_valid = d_have_h && d_n0 >= 0.0;
+    if (d_have_h && !(d_n0 >= 0.0))
+        d_logger->error(
+            "'{:s}' without a valid '{:s}' (got {:g}); LLRs are 0 until one arrives",
+            core::kChannelTagKey,
+            core::kNoiseVarTagKey,
+            d_n0);
+    if (changed && d_channel_valid)
+        d_detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+}
+
+void mmse_detector_impl::warn_once_about_bad_inputs()
+{
+    if (d_warned_bad_inputs)
+        return;
+    const auto s = d_detector->stats();
+    if (s.bad_channel_subcarriers || s.bad_sample_vectors || s.invalid_noise_variance) {
+        d_logger->warn(
+            "non-finite or unusable input: {:d} channel subcarriers, {:d} "
+            "(symbol, subcarrier) sample vectors, {:d} invalid N0 values so far; "
+            "their LLRs are 0 (logged once; see the block's counters)",
+            s.bad_channel_subcarriers,
+            s.bad_sample_vectors,
+            s.invalid_noise_variance);
+        d_warned_bad_inputs = true;
+    }
+}
+
+int mmse_detector_impl::work(int noutput_items,
+                             gr_vector_const_void_star& input_items,
+                             gr_vector_void_star& output_items)
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const auto* in = static_cast<const core::cf32*>(input_items[0]);
+    auto* out = static_cast<float*>(output_items[0]);
+    const core::Dims dims = d_config.dims();
+    const uint64_t first = nitems_read(0);
+
+    // Group the channel and N0 tags of this call by the item they apply to.
+    std::vector<gr::tag_t> tags;
+    get_tags_in_range(tags, 0, first, first + noutput_items);
+    std::map<uint64_t, std::vector<gr::tag_t>> by_offset;
+    for (auto& t : tags) {
+        const std::string key = pmt::symbol_to_string(t.key);
+        if (key == core::kChannelTagKey || key == core::kNoiseVarTagKey)
+            by_offset[t.offset].push_back(t);
+    }
+
+    int done = 0;
+    auto process_until = [&](int end) {
+        if (end <= done)
+            return;
+        const std::size_t n = static_cast<std::size_t>(end - done);
+        float* llr = out + static_cast<std::size_t>(done) * dims.llr_items();
+        if (d_channel_valid) {
+            d_detector->detect(
+                in + static_cast<std::size_t>(done) * dims.rx_items(), n, llr);
+        } else {
+            std::fill(llr, llr + n * dims.llr_items(), 0.0f);
+            d_erased_items += n;
+        }
+        done = end;
+    };
+
+    for (auto& [offset, group] : by_offset) {
+        const int at = static_cast<int>(offset - first);
+        if (at > 0 && !d_seen_channel_tag)
+            break; // items before the first channel: refused below
+        process_until(at);
+        apply_tags(group);
+    }
+    if (!d_seen_channel_tag) {
+        d_logger->error(
+            "no '{:s}' tag before item {:d}: the detector needs the channel "
+            "[N_sc][B][U] and N0 ('{:s}') as stream tags on the first item they "
+            "apply to (see docs/data-contract.md); stopping",
+            core::kChannelTagKey,
+            first,
+            core::kNoiseVarTagKey);
+        return WORK_DONE;
+    }
+    process_until(noutput_items);
+    warn_once_about_bad_inputs();
+    return noutput_items;
+}
+
+} // namespace mimodet
+} // namespace gr

@@ -1,0 +1,63 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
+#define INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
+
+#include <gnuradio/mimodet/mmse_detector.h>
+#include <mimodet/detector.h>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+class mmse_detector_impl : public mmse_detector
+{
+private:
+    ::mimodet::DetectorConfig d_config;
+    std::unique_ptr<::mimodet::Detector> d_detector;
+    mutable std::mutex
+        d_mutex; // guards d_detector/d_config against setters from GUI threads
+
+    // The channel in force: kept so a mode change can re-apply it.
+    std::vector<::mimodet::cf32> d_h;
+    double d_n0 = -1.0; // < 0: no N0 tag seen yet
+    bool d_have_h = false;
+    bool d_seen_channel_tag = false; // any 'mimo_h' tag, valid or not
+    bool d_channel_valid =
+        false; // false after a malformed channel tag, until the next good one
+    std::uint64_t d_erased_items = 0;
+    bool d_warned_bad_inputs = false;
+
+    void rebuild_detector();
+    void apply_tags(const std::vector<gr::tag_t>& tags_at_offset);
+    void warn_once_about_bad_inputs();
+
+public:
+    mmse_detector_impl(const ::mimodet::DetectorConfig& config);
+
+    std::string mode() const override;
+    void set_mode(const std::string& mode) override;
+    int iterations() const override;
+    void set_iterations(int iterations) override;
+    std::string implementation() const override;
+    std::uint64_t channel_updates() const override;
+    std::uint64_t bad_channel_subcarriers() const override;
+    std::uint64_t bad_sample_vectors() const override;
+    std::uint64_t regularized_subcarriers() const override;
+    std::uint64_t erased_items() const override;
+
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif

@@ -1,0 +1,152 @@
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""BER-vs-SNR sweeps over detector configurations: progress, table, CSV and PNG plot.
+
+Used by apps/mimodet_sim; importable for scripts and notebooks.
+"""
+
+import csv
+import sys
+import time
+from dataclasses import dataclass, field
+
+from .mimodet_python import simulate_ber
+
+CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "channel",
+              "correlation", "snr_db", "frames", "bits", "bit_errors", "erasures", "ber",
+              "throughput_mbps"]
+
+
+@dataclass
+class SweepConfig:
+    """One curve of a sweep: a system size, a modulation and a detector."""
+    antennas: int = 128
+    users: int = 16
+    modulation: str = "16qam"
+    mode: str = "chol"
+    iterations: int = 3
+    subcarriers: int = 128
+    symbols: int = 14
+    channel: str = "rayleigh"
+    correlation: float = 0.0
+    backend: str = "auto"
+    label: str = field(default="")
+
+    def __post_init__(self):
+        if not self.label:
+            det = self.mode + (f"@{self.iterations}" if self.mode in ("cg", "cr") else "")
+            self.label = f"{self.antennas}x{self.users} {self.modulation} {det}"
+
+
+class Progress:
+    """One status line on stderr, redrawn in place; silent when stderr is not a terminal
+    unless forced, so logs and CI output stay readable."""
+
+    def __init__(self, total, stream=sys.stderr, force=False):
+        self.total, self.done, self.stream = total, 0, stream
+        self.enabled = force or stream.isatty()
+        self.start = time.monotonic()
+
+    def update(self, label, snr_db, frames_done, frames_total):
+        if not self.enabled:
+            return
+        fraction = (self.done + frames_done / max(frames_total, 1)) / max(self.total, 1)
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / fraction - elapsed if fraction > 0 else 0.0
+        bar = "#" * int(30 * fraction)
+        self.stream.write(f"\r[{bar:<30}] {100 * fraction:5.1f}%  {label} @ {snr_db:g} dB"
+                          f"  frame {frames_done}/{frames_total}  ETA {eta:5.0f} s ")
+        self.stream.flush()
+
+    def point_done(self):
+        self.done += 1
+
+    def close(self):
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def run_sweep(configs, snrs_db, frames, min_errors=0, seed=1, num_threads=0, progress=None):
+    """Runs every config at every SNR; returns a list of row dicts (CSV_FIELDS)."""
+    rows = []
+    for cfg in configs:
+        for snr in snrs_db:
+            def on_frame(done, cfg=cfg, snr=snr):
+                if progress:
+                    progress.update(cfg.label, snr, done, frames)
+                return True
+            r = simulate_ber(cfg.antennas, cfg.users, cfg.subcarriers, cfg.symbols,
+                             cfg.modulation, cfg.mode, cfg.iterations, snr, frames,
+                             channel_model=cfg.channel, correlation=cfg.correlation,
+                             seed=seed, min_errors=min_errors, num_threads=num_threads,
+                             backend=cfg.backend, progress=on_frame)
+            if progress:
+                progress.point_done()
+            rows.append({"label": cfg.label, "antennas": cfg.antennas, "users": cfg.users,
+                         "modulation": cfg.modulation, "mode": cfg.mode,
+                         "iterations": cfg.iterations, "channel": cfg.channel,
+                         "correlation": cfg.correlation, "snr_db": snr,
+                         "frames": r["frames"], "bits": r["bits"],
+                         "bit_errors": r["bit_errors"], "erasures": r["erasures"],
+                         "ber": r["ber"], "throughput_mbps": r["throughput_mbps"]})
+    return rows
+
+
+def format_table(rows):
+    header = f"{'detector':<28} {'SNR dB':>7} {'bits':>11} {'errors':>9} {'BER':>10} {'Mb/s':>9}"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(f"{r['label']:<28} {r['snr_db']:>7.1f} {r['bits']:>11d} "
+                     f"{r['bit_errors']:>9d} {r['ber']:>10.3e} {r['throughput_mbps']:>9.1f}")
+    return "\n".join(lines)
+
+
+def write_csv(rows, path):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for key in ("snr_db", "ber", "throughput_mbps", "correlation"):
+            r[key] = float(r[key])
+        for key in ("antennas", "users", "iterations", "frames", "bits", "bit_errors",
+                    "erasures"):
+            r[key] = int(r[key])
+    return rows
+
+
+def plot_png(rows, path, title="BER vs SNR"):
+    """Semilog BER curves, one per label; points without errors are left out (BER 0 has
+    no place on a log axis) and the plot says so."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    omitted = 0
+    for label in labels:
+        pts = [(r["snr_db"], r["ber"]) for r in rows if r["label"] == label]
+        shown = [(s, b) for s, b in pts if b > 0]
+        omitted += len(pts) - len(shown)
+        if shown:
+            ax.semilogy([s for s, _ in shown], [b for _, b in shown], marker="o", label=label)
+    ax.set_xlabel("average receive SNR U·Es/N0 (dB)")
+    ax.set_ylabel("uncoded BER")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if labels:
+        ax.legend()
+    if omitted:
+        ax.text(0.01, 0.01, f"{omitted} point(s) with no bit errors not shown",
+                transform=ax.transAxes, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+from gnuradio import mimodet
+from gnuradio.mimodet import constellation_ref as ref
+
+
+def channel_tags(h, n0, offset=0):
+    tags = []
+    for key, value in ((mimodet.CHANNEL_TAG, pmt.init_c32vector(h.size, h.ravel().astype(np.complex64))),
+                       (mimodet.NOISE_VAR_TAG, pmt.from_double(float(n0)))):
+        t = gr.tag_t()
+        t.offset = offset
+        t.key = pmt.intern(key)
+        t.value = value
+        tags.append(t)
+    return tags
+
+
+class qa_mmse_detector(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.tb = gr.top_block()
+        self.rng = np.random.default_rng(5)
+
+    def tearDown(self):
+        self.tb = None
+
+    def problem(self, n_sc, b, u, modulation, n_sym, snr_db=12.0):
+        h = (self.rng.standard_normal((n_sc, b, u)) + 1j * self.rng.standard_normal((n_sc, b, u))) / np.sqrt(2)
+        q = ref.BITS[modulation]
+        bits = self.rng.integers(0, 2, (n_sym, n_sc, u, q))
+        x = ref.map_bits(modulation, bits)
+        n0 = u / 10 ** (snr_db / 10)
+        noise = (self.rng.standard_normal((n_sym, n_sc, b)) + 1j * self.rng.standard_normal((n_sym, n_sc, b))) * np.sqrt(n0 / 2)
+        y = np.einsum("kbu,sku->skb", h, x) + noise
+        return h, y, n0, bits
+
+    def run_detector(self, y, tags, vlen_in, det):
+        src = blocks.vector_source_c(y.astype(np.complex64).ravel().tolist(), False, vlen_in, tags)
+        sink = blocks.vector_sink_f(det.output_signature().sizeof_stream_item(0) // 4)
+        self.tb.connect(src, det, sink)
+        self.tb.run()
+        return np.array(sink.data())
+
+    def test_001_llrs_match_numpy_reference(self):
+        for modulation in ("qpsk", "16qam", "64qam"):
+            n_sc, b, u, n_sym = 6, 8, 3, 4
+            h, y, n0, _ = self.problem(n_sc, b, u, modulation, n_sym)
+            self.tb = gr.top_block()
+            det = mimodet.mmse_detector(b, u, n_sc, modulation, "chol", 3, "cpu")
+            got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
+            want = np.concatenate([ref.mmse_llrs(modulation, h, y[s], n0).ravel() for s in range(n_sym)])
+            self.assertEqual(got.size, want.size)
+            np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+            self.assertEqual(det.channel_updates(), 1)
+            self.assertEqual(det.implementation(), "cpu-chol")
+
+    def test_002_channel_changes_at_the_tagged_item(self):
+        n_sc, b, u = 4, 6, 2
+        h1, y1, n0, _ = self.problem(n_sc, b, u, "16qam", 3)
+        h2, y2, _, _ = self.problem(n_sc, b, u, "16qam", 2)
+        tags = channel_tags(h1, n0, 0) + channel_tags(h2, n0, 3)
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        got = self.run_detector(np.concatenate([y1, y2]), tags, n_sc * b, det)
+        want = np.concatenate([ref.mmse_llrs("16qam", h1, y1[s], n0).ravel() for s in range(3)]
+                              + [ref.mmse_llrs("16qam", h2, y2[s], n0).ravel() for s in range(2)])
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+        self.assertEqual(det.channel_updates(), 2)
+
+    def test_003_missing_channel_tag_stops_with_no_output(self):
+        n_sc, b, u = 4, 6, 2
+        _, y, _, _ = self.problem(n_sc, b, u, "qpsk", 3)
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        got = self.run_detector(y, [], n_sc * b, det)  # returns: the block ends the flowgraph
+        self.assertEqual(got.size, 0)
+
+    def test_004_wrong_length_channel_tag_gives_erasures(self):
+        n_sc, b, u = 4, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "qpsk", 3)
+        tags = channel_tags(h[:, :, :1].copy(), n0)  # U=1 channel for a U=2 detector
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        got = self.run_detector(y, tags, n_sc * b, det)
+        self.assertEqual(got.size, 3 * n_sc * u * 2)
+        self.assertTrue(np.all(got == 0))
+        self.assertEqual(det.erased_items(), 3)
+
+    def test_005_nan_in_y_erases_only_that_subcarrier(self):
+        n_sc, b, u = 5, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
+        y[1, 3, 2] = np.nan
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det).reshape(2, n_sc, u, 4)
+        self.assertTrue(np.all(got[1, 3] == 0))
+        self.assertTrue(np.all(np.isfinite(got)))
+        self.assertEqual(np.count_nonzero(got == 0), u * 4)
+        self.assertEqual(det.bad_sample_vectors(), 1)
+
+    def test_006_iterative_modes_and_setters(self):
+        n_sc, b, u = 4, 32, 4
+        h, y, n0, bits = self.problem(n_sc, b, u, "qpsk", 4, snr_db=25)
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "cg", 4, "cpu")
+        self.assertEqual(det.mode(), "cg")
+        det.set_mode("cr")
+        det.set_iterations(4)
+        self.assertEqual(det.implementation(), "cpu-cr")
+        self.assertEqual(det.iterations(), 4)
+        got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
+        # At 25 dB with 32 antennas for 4 users every hard decision is right.
+        np.testing.assert_array_equal((got > 0).astype(int), bits.ravel())
+        with self.assertRaises(ValueError):
+            det.set_mode("ml")
+
+    def test_007_negative_llr_convention(self):
+        n_sc, b, u = 3, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
+        pos = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu", True)
+        neg = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu", False)
+        a = self.run_detector(y, channel_tags(h, n0), n_sc * b, pos)
+        self.tb = gr.top_block()
+        c = self.run_detector(y, channel_tags(h, n0), n_sc * b, neg)
+        np.testing.assert_allclose(c, -a)
+
+    def test_008_bad_parameters_are_refused_at_make(self):
+        with self.assertRaisesRegex(ValueError, "num_users"):
+            mimodet.mmse_detector(4, 8, 16)
+        with self.assertRaisesRegex(ValueError, "modulation"):
+            mimodet.mmse_detector(8, 2, 16, "8psk")
+        with self.assertRaisesRegex(ValueError, "mode"):
+            mimodet.mmse_detector(8, 2, 16, "16qam", "ml")
+        with self.assertRaisesRegex(ValueError, "num_subcarriers"):
+            mimodet.mmse_detector(8, 2, 0)
+        if not mimodet.gpu_available()[0]:
+            with self.assertRaisesRegex(RuntimeError, "cuda"):
+                mimodet.mmse_detector(8, 2, 16, "16qam", "chol", 3, "cuda")
+            self.assertEqual(mimodet.mmse_detector(8, 2, 16, backend="auto").implementation(), "cpu-chol")
+
+    def test_009_wrong_vector_length_is_refused_at_connect(self):
+        det = mimodet.mmse_detector(8, 2, 16)
+        src = blocks.vector_source_c([0j] * 64, False, 64)  # 16 subcarriers x 4, not x 8
+        with self.assertRaises(ValueError):
+            self.tb.connect(src, det)
+
+
+if __name__ == '__main__':
+    gr_unittest.run(qa_mmse_detector)

@@ -1,0 +1,307 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "reference.h"
+#include <gtest/gtest.h>
+#include <mimodet/channel_sim.h>
+#include <mimodet/detector.h>
+#include <cmath>
+#include <limits>
+
+using namespace mimodet;
+
+namespace {
+
+struct Setup {
+    ChannelSimConfig sim;
+    DetectorConfig det;
+    Frame frame;
+};
+
+Setup make_setup(std::size_t b,
+                 std::size_t u,
+                 Modulation m,
+                 DetectorMode mode,
+                 double snr_db,
+                 unsigned iterations = 3,
+                 double correlation = 0.0,
+                 std::uint64_t seed = 11)
+{
+    Setup s;
+    s.sim.num_antennas = b;
+    s.sim.num_users = u;
+    s.sim.num_subcarriers = 24;
+    s.sim.symbols_per_frame = 3;
+    s.sim.modulation = m;
+    s.sim.snr_db = snr_db;
+    s.sim.seed = seed;
+    if (correlation > 0) {
+        s.sim.channel = ChannelModel::kronecker;
+        s.sim.correlation = correlation;
+    }
+    s.det.num_antennas = b;
+    s.det.num_users = u;
+    s.det.num_subcarriers = s.sim.num_subcarriers;
+    s.det.modulation = m;
+    s.det.mode = mode;
+    s.det.iterations = iterations;
+    s.det.backend = Backend::cpu;
+    ChannelSimulator sim(s.sim);
+    sim.next_frame(s.frame);
+    return s;
+}
+
+std::vector<float>
+run(const Setup& s, std::vector<cf32>* x_hat = nullptr, DetectorStats* st = nullptr)
+{
+    auto det = make_detector(s.det);
+    const Dims d = s.det.dims();
+    std::vector<float> llr(s.sim.symbols_per_frame * d.llr_items(), -777.0f); // poisoned
+    if (x_hat)
+        x_hat->assign(s.sim.symbols_per_frame * d.symbol_items(), cf32(-777.0f, -777.0f));
+    det->set_channel(s.frame.h.data(), s.frame.n0);
+    det->detect(s.frame.y.data(),
+                s.sim.symbols_per_frame,
+                llr.data(),
+                x_hat ? x_hat->data() : nullptr);
+    if (st)
+        *st = det->stats();
+    return llr;
+}
+
+//! Max relative LLR error against the float64 reference and the hard-decision agreement.
+void compare_with_reference(const Setup& s, ref::RefMode mode, double rel_tol)
+{
+    const Dims d = s.det.dims();
+    const auto llr = run(s);
+    std::size_t disagreements = 0, confident = 0;
+    double worst = 0;
+    for (std::size_t sym = 0; sym < s.sim.symbols_per_frame; ++sym) {
+        const auto expected = ref::llrs(d,
+                                        s.det.modulation,
+                                        s.frame.h.data(),
+                                        s.frame.y.data() + sym * d.rx_items(),
+                                        s.frame.n0,
+                                        mode);
+        for (std::size_t i = 0; i < d.llr_items(); ++i) {
+            const double got = llr[sym * d.llr_items() + i], want = expected[i];
+            const double err = std::abs(got - want) / std::max(1.0, std::abs(want));
+            worst = std::max(worst, err);
+            if (std::abs(want) > 1e-2) {
+                ++confident;
+                disagreements += (got > 0) != (want > 0);
+            }
+        }
+    }
+    EXPECT_LT(worst, rel_tol) << to_string(s.det.mode) << " "
+                              << to_string(s.det.modulation);
+    EXPECT_EQ(disagreements, 0u) << "of " << confident;
+}
+
+double relative_distance(const std::vector<cf32>& a, const std::vector<cf32>& b)
+{
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        num += std::norm(cf64(a[i]) - cf64(b[i]));
+        den += std::norm(cf64(b[i]));
+    }
+    return std::sqrt(num / den);
+}
+
+} // namespace
+
+TEST(Detector, CholeskyFloat32MatchesFloat64ReferenceForAllModulations)
+{
+    for (auto m : { Modulation::bpsk,
+                    Modulation::qpsk,
+                    Modulation::qam16,
+                    Modulation::qam64,
+                    Modulation::qam256 }) {
+        compare_with_reference(make_setup(64, 8, m, DetectorMode::chol, 10.0),
+                               ref::RefMode::mmse_exact,
+                               2e-3);
+        compare_with_reference(make_setup(128, 16, m, DetectorMode::chol, 20.0),
+                               ref::RefMode::mmse_exact,
+                               2e-3);
+    }
+}
+
+TEST(Detector, ZeroForcingMatchesFloat64Reference)
+{
+    compare_with_reference(make_setup(64, 8, Modulation::qam16, DetectorMode::zf, 10.0),
+                           ref::RefMode::zf,
+                           2e-3);
+}
+
+TEST(Detector, CgAndCrConvergeToTheCholeskySolutionAsIterationsGrowToU)
+{
+    // 32x8 i.i.d. (condition number of G about 9) converges at I = U to float32 accuracy;
+    // a strongly correlated channel (r = 0.8) is exact at I = U only in exact arithmetic,
+    // so in float32 it gets U more iterations to reach the same accuracy.
+    const std::size_t users = 8;
+    for (auto mode : { DetectorMode::cg, DetectorMode::cr }) {
+        for (double r : { 0.0, 0.8 }) {
+            auto base =
+                make_setup(32, users, Modulation::qam16, DetectorMode::chol, 10.0, 1, r);
+            std::vector<cf32> x_chol;
+            run(base, &x_chol);
+            std::vector<double> err;
+            for (unsigned it = 1; it <= 2 * users; ++it) {
+                auto s = base;
+                s.det.mode = mode;
+                s.det.iterations = it;
+                std::vector<cf32> x;
+                run(s, &x);
+                err.push_back(relative_distance(x, x_chol));
+            }
+            const std::string what = to_string(mode) + " r=" + std::to_string(r);
+            for (std::size_t i = 1; i < users; ++i)
+                EXPECT_LT(err[i], err[i - 1]) << what << " I=" << i + 1;
+            EXPECT_GT(err.front(), 0.1) << what;
+            if (r == 0.0)
+                EXPECT_LT(err[users - 1], 1e-5) << what << " at I = U";
+            else
+                EXPECT_LT(err[users - 1], 1e-2) << what << " at I = U";
+            EXPECT_LT(err.back(), 1e-5) << what << " at I = 2U";
+        }
+    }
+}
+
+TEST(Detector, IterativeLlrsAtIEqualsUMatchTheApproximateSinrReference)
+{
+    for (auto mode : { DetectorMode::cg, DetectorMode::cr }) {
+        auto s = make_setup(64, 8, Modulation::qam16, mode, 10.0, 8);
+        compare_with_reference(s, ref::RefMode::mmse_approx_sinr, 5e-3);
+    }
+}
+
+TEST(Detector, LlrSignOptionAndClipping)
+{
+    auto s = make_setup(32, 4, Modulation::qam64, DetectorMode::chol, 30.0);
+    const auto plain = run(s);
+    s.det.llr_sign = LlrSign::positive_means_zero;
+    const auto flipped = run(s);
+    s.det.llr_clip = 5.0f;
+    const auto clipped = run(s);
+    float largest = 0;
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+        EXPECT_FLOAT_EQ(flipped[i], -plain[i]);
+        EXPECT_FLOAT_EQ(clipped[i], std::clamp(-plain[i], -5.0f, 5.0f));
+        largest = std::max(largest, std::abs(plain[i]));
+    }
+    EXPECT_GT(largest, 5.0f); // the clip was exercised
+}
+
+TEST(Detector, NonFiniteInputsEraseOnlyTheAffectedSubcarriers)
+{
+    for (auto mode :
+         { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr, DetectorMode::zf }) {
+        auto s = make_setup(16, 4, Modulation::qam16, mode, 15.0);
+        const Dims d = s.det.dims();
+        const auto clean = run(s);
+        const std::size_t bad_h_sc = 5, bad_y_sym = 1, bad_y_sc = 9;
+        s.frame.h[d.channel_index(bad_h_sc, 3, 2)] =
+            cf32(std::numeric_limits<float>::quiet_NaN(), 0);
+        s.frame.y[bad_y_sym * d.rx_items() + d.rx_index(bad_y_sc, 7)] =
+            cf32(0, std::numeric_limits<float>::infinity());
+        DetectorStats st;
+        const auto dirty = run(s, nullptr, &st);
+        for (std::size_t sym = 0; sym < s.sim.symbols_per_frame; ++sym)
+            for (std::size_t sc = 0; sc < d.num_subcarriers; ++sc)
+                for (std::size_t i = 0; i < d.num_users * d.bits_per_symbol; ++i) {
+                    const std::size_t k = sym * d.llr_items() + d.llr_index(sc, 0, 0) + i;
+                    const bool erased =
+                        sc == bad_h_sc || (sym == bad_y_sym && sc == bad_y_sc);
+                    ASSERT_TRUE(std::isfinite(dirty[k]));
+                    if (erased) {
+                        EXPECT_EQ(dirty[k], 0.0f) << to_string(mode);
+                    } else {
+                        EXPECT_EQ(dirty[k], clean[k]) << to_string(mode);
+                    }
+                }
+        EXPECT_EQ(st.bad_channel_subcarriers, 1u) << to_string(mode);
+        EXPECT_EQ(st.bad_sample_vectors, 1u) << to_string(mode);
+    }
+}
+
+TEST(Detector, SingularChannelDoesNotCrashCholesky)
+{
+    auto s = make_setup(8, 4, Modulation::qpsk, DetectorMode::chol, 10.0);
+    const Dims d = s.det.dims();
+    // Subcarrier 0: users 0 and 1 see the same channel (rank deficient G) and N0 = 0.
+    for (std::size_t b = 0; b < d.num_antennas; ++b)
+        s.frame.h[d.channel_index(0, b, 1)] = s.frame.h[d.channel_index(0, b, 0)];
+    // Subcarrier 1: no channel at all.
+    for (std::size_t b = 0; b < d.num_antennas; ++b)
+        for (std::size_t u = 0; u < d.num_users; ++u)
+            s.frame.h[d.channel_index(1, b, u)] = cf32(0, 0);
+    s.frame.n0 = 0.0f;
+    for (auto mode :
+         { DetectorMode::chol, DetectorMode::zf, DetectorMode::cg, DetectorMode::cr }) {
+        s.det.mode = mode;
+        DetectorStats st;
+        const auto llr = run(s, nullptr, &st);
+        for (float l : llr)
+            ASSERT_TRUE(std::isfinite(l)) << to_string(mode);
+        for (std::size_t i = 0; i < d.num_users * d.bits_per_symbol; ++i)
+            EXPECT_EQ(llr[d.llr_index(1, 0, 0) + i], 0.0f) << to_string(mode);
+        if (mode == DetectorMode::chol || mode == DetectorMode::zf) {
+            EXPECT_GE(st.regularized_subcarriers, 1u) << to_string(mode);
+        }
+    }
+}
+
+TEST(Detector, InvalidNoiseVarianceErasesEverythingAndIsCounted)
+{
+    auto s = make_setup(16, 4, Modulation::qam16, DetectorMode::chol, 10.0);
+    s.frame.n0 = -1.0f;
+    DetectorStats st;
+    const auto llr = run(s, nullptr, &st);
+    for (float l : llr)
+        EXPECT_EQ(l, 0.0f);
+    EXPECT_EQ(st.invalid_noise_variance, 1u);
+}
+
+TEST(Detector, ConfigurationErrorsAreClear)
+{
+    DetectorConfig c;
+    c.num_antennas = 4;
+    c.num_users = 8;
+    try {
+        make_detector(c);
+        FAIL() << "U > B accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("num_users (U=8)"), std::string::npos)
+            << e.what();
+    }
+    c = DetectorConfig{};
+    c.mode = DetectorMode::cg;
+    c.iterations = 0;
+    EXPECT_THROW(make_detector(c), std::invalid_argument);
+    EXPECT_THROW(parse_detector_mode("ml"), std::invalid_argument);
+    EXPECT_THROW(parse_backend("opencl"), std::invalid_argument);
+}
+
+TEST(Detector, BackendSelection)
+{
+    DetectorConfig c;
+    c.num_antennas = 8;
+    c.num_users = 2;
+    c.num_subcarriers = 4;
+    c.backend = Backend::automatic;
+    std::string reason;
+    auto det = make_detector(c, &reason);
+    if (!gpu_available()) {
+        EXPECT_EQ(det->name(), "cpu-chol");
+        EXPECT_FALSE(reason.empty());
+        c.backend = Backend::cuda;
+        EXPECT_THROW(make_detector(c), std::runtime_error);
+    }
+    std::vector<float> llr(c.dims().llr_items());
+    std::vector<cf32> y(c.dims().rx_items());
+    EXPECT_THROW(det->detect(y.data(), 1, llr.data()),
+                 std::logic_error); // no channel yet
+}
