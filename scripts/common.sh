@@ -50,6 +50,7 @@ configure_build_install() {
   log "Configuring in $BUILD_DIR (prefix $PREFIX)"
   cmake -S "$TOP" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
     -DPYTHON_EXECUTABLE="$PYTHON" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DGR_PYTHON_DIR="$pydir" \
+    -DMIMODET_NATIVE_ARCH=ON \
     >"$BUILD_DIR.configure.log" 2>&1 || { cat "$BUILD_DIR.configure.log"; exit 1; }
   log "Building"
   cmake --build "$BUILD_DIR" -j "$(nproc)"

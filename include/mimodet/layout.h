@@ -13,6 +13,7 @@
 #ifndef INCLUDED_MIMODET_LAYOUT_H
 #define INCLUDED_MIMODET_LAYOUT_H
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <stdexcept>
@@ -95,6 +96,69 @@ struct Dims {
         need(bits_per_symbol > 0, "bits_per_symbol must be > 0");
     }
 };
+
+/*! Non-owning row-major view of a rank-R tensor: element (i0, ..., iR-1) is at
+ * ((i0 * n1 + i1) * n2 + i2) ... . Bounds are not checked (sizes are validated at
+ * make()).
+ */
+template <typename T, std::size_t R>
+class TensorView
+{
+public:
+    TensorView(T* data, const std::array<std::size_t, R>& shape)
+        : d_data(data), d_shape(shape)
+    {
+    }
+    template <typename... I>
+    T& operator()(I... index) const
+    {
+        static_assert(sizeof...(I) == R, "one index per dimension");
+        const std::size_t idx[R] = { static_cast<std::size_t>(index)... };
+        std::size_t offset = idx[0];
+        for (std::size_t k = 1; k < R; ++k)
+            offset = offset * d_shape[k] + idx[k];
+        return d_data[offset];
+    }
+    T* data() const { return d_data; }
+    std::size_t extent(std::size_t k) const { return d_shape[k]; }
+    std::size_t size() const
+    {
+        std::size_t n = 1;
+        for (auto e : d_shape)
+            n *= e;
+        return n;
+    }
+
+private:
+    T* d_data;
+    std::array<std::size_t, R> d_shape;
+};
+
+//! y[sym][sc][b]: n_symbols received items.
+template <typename T>
+TensorView<T, 3> rx_view(T* y, const Dims& d, std::size_t n_symbols)
+{
+    return TensorView<T, 3>(y, { n_symbols, d.num_subcarriers, d.num_antennas });
+}
+//! H[sc][b][u]: one channel tensor.
+template <typename T>
+TensorView<T, 3> channel_view(T* h, const Dims& d)
+{
+    return TensorView<T, 3>(h, { d.num_subcarriers, d.num_antennas, d.num_users });
+}
+//! llr[sym][sc][u][bit] (also the transmitted bits): n_symbols LLR items.
+template <typename T>
+TensorView<T, 4> llr_view(T* llr, const Dims& d, std::size_t n_symbols)
+{
+    return TensorView<T, 4>(
+        llr, { n_symbols, d.num_subcarriers, d.num_users, d.bits_per_symbol });
+}
+//! x[sym][sc][u]: n_symbols equalized-symbol items.
+template <typename T>
+TensorView<T, 3> symbol_view(T* x, const Dims& d, std::size_t n_symbols)
+{
+    return TensorView<T, 3>(x, { n_symbols, d.num_subcarriers, d.num_users });
+}
 
 /*! LLR sign convention. The papers' formula gives LLR = log P(b=1)/P(b=0): positive means
  * bit 1. Decoders that want log P(b=0)/P(b=1) (e.g. many LDPC decoders) ask for the

@@ -12,6 +12,10 @@
 
 namespace mimodet {
 
+namespace {
+using MatrixRow = Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+}
+
 ChannelModel parse_channel_model(const std::string& name)
 {
     if (name == "rayleigh")
@@ -112,44 +116,38 @@ void ChannelSimulator::next_frame(Frame& f)
         }
         for (auto& w : d_white)
             w = complex_gaussian(1.0f);
-        // H = L H_w, L lower-triangular, so row i only needs rows 0..i of H_w.
-        for (std::size_t i = 0; i < b_ant; ++i)
-            for (std::size_t u = 0; u < users; ++u) {
-                cf32 acc(0.0f, 0.0f);
-                for (std::size_t j = 0; j <= i; ++j)
-                    acc += d_corr_sqrt[i * b_ant + j] * d_white[j * users + u];
-                h[i * users + u] = acc;
-            }
+        // H = L H_w with L the lower Cholesky factor of R.
+        Eigen::Map<const MatrixRow> l(d_corr_sqrt.data(), b_ant, b_ant);
+        Eigen::Map<const MatrixRow> white(d_white.data(), b_ant, users);
+        Eigen::Map<MatrixRow>(h, b_ant, users).noalias() =
+            l.triangularView<Eigen::Lower>() * white;
     }
 
     std::bernoulli_distribution coin(0.5);
-    for (std::size_t s = 0; s < nsym; ++s) {
-        std::uint8_t* bits = f.bits.data() + s * d.llr_items();
-        cf32* x = f.x.data() + s * d.symbol_items();
-        for (std::size_t i = 0; i < d.llr_items(); ++i)
-            bits[i] = coin(d_rng) ? 1 : 0;
+    for (auto& bit : f.bits)
+        bit = coin(d_rng) ? 1 : 0;
+    const auto bits = llr_view(f.bits.data(), d, nsym);
+    const auto x = symbol_view(f.x.data(), d, nsym);
+    const auto y = rx_view(f.y.data(), d, nsym);
+    for (std::size_t s = 0; s < nsym; ++s)
         for (std::size_t sc = 0; sc < nsc; ++sc)
             for (std::size_t u = 0; u < users; ++u)
-                x[d.symbol_index(sc, u)] =
-                    d_constellation.map(bits + d.llr_index(sc, u, 0));
-    }
+                x(s, sc, u) = d_constellation.map(&bits(s, sc, u, 0));
+
     // y = H x + n for all symbols of a subcarrier at once (one B x U by U x N_sym
     // product; Eigen's complex kernels avoid libgcc's slow NaN-checking complex
     // multiply).
-    using MatrixRow =
-        Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     MatrixRow x_sc(users, nsym), y_sc(b_ant, nsym);
     for (std::size_t sc = 0; sc < nsc; ++sc) {
         for (std::size_t s = 0; s < nsym; ++s)
             for (std::size_t u = 0; u < users; ++u)
-                x_sc(u, s) = f.x[s * d.symbol_items() + d.symbol_index(sc, u)];
+                x_sc(u, s) = x(s, sc, u);
         Eigen::Map<const MatrixRow> h(
             f.h.data() + d.channel_index(sc, 0, 0), b_ant, users);
         y_sc.noalias() = h * x_sc;
         for (std::size_t s = 0; s < nsym; ++s)
             for (std::size_t ant = 0; ant < b_ant; ++ant)
-                f.y[s * d.rx_items() + d.rx_index(sc, ant)] =
-                    y_sc(ant, s) + complex_gaussian(f.n0);
+                y(s, sc, ant) = y_sc(ant, s) + complex_gaussian(f.n0);
     }
 }
 

@@ -18,7 +18,6 @@ namespace {
 
 using MatrixC = Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic>;
 using MatrixCRow = Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using VectorC = Eigen::Matrix<cf32, Eigen::Dynamic, 1>;
 
 //! Largest post-equalization SINR we report; keeps LLRs finite when N0 -> 0.
 constexpr float kMaxSinr = 1e7f;
@@ -27,6 +26,9 @@ constexpr float kMaxSinr = 1e7f;
 constexpr float kLoading = 1e-5f;
 //! A Cholesky pivot below this fraction of the largest diagonal entry counts as singular.
 constexpr float kMinPivotRatio = 1e-6f;
+//! Symbols equalized together per subcarrier (columns of one matrix product); bounds the
+//! per-thread scratch and keeps it in L1/L2.
+constexpr std::size_t kSymbolChunk = 64;
 
 bool all_finite(const cf32* v, std::size_t n)
 {
@@ -39,7 +41,7 @@ bool all_finite(const cf32* v, std::size_t n)
 //! Cholesky that refuses near-singular pivots (Eigen's LLT accepts tiny positive ones).
 bool robust_llt(const MatrixC& a, Eigen::LLT<MatrixC>& llt)
 {
-    llt.compute(a);
+    llt.compute(a); // reads the lower triangle only
     if (llt.info() != Eigen::Success)
         return false;
     const float max_diag = a.diagonal().real().maxCoeff();
@@ -98,29 +100,32 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
         return;
 
     Eigen::Map<const MatrixCRow> h(h_sc, b, u);
-    const MatrixC gram = h.adjoint() * h;
+    // G = H^H H is Hermitian: a rank-B update of its lower triangle costs half a product.
+    MatrixC a = MatrixC::Zero(u, u);
+    a.selfadjointView<Eigen::Lower>().rankUpdate(h.adjoint());
+    const Eigen::VectorXf gram_diag = a.diagonal().real();
     float* rho = d_rho.data() + sc * u;
     float* inv_lambda = d_inv_lambda.data() + sc * u;
     const DetectorMode mode = d_config.mode;
 
     if (mode == DetectorMode::cg || mode == DetectorMode::cr) {
         std::copy(h_sc, h_sc + b * u, d_channel.data() + d_dims.channel_index(sc, 0, 0));
-        Eigen::Map<MatrixC> a(d_gram.data() + sc * u * u, u, u);
-        a = gram;
-        a.diagonal().array() += d_n0;
+        Eigen::Map<MatrixC> a_full(d_gram.data() + sc * u * u, u, u);
+        a_full = a.selfadjointView<Eigen::Lower>();
+        a_full.diagonal().array() += d_n0;
         for (std::size_t k = 0; k < u; ++k)
-            approximate_sinr(gram(k, k).real(), d_n0, rho[k], inv_lambda[k]);
-        d_bad[sc] = a.allFinite() ? 0 : 1;
+            approximate_sinr(gram_diag(k), d_n0, rho[k], inv_lambda[k]);
+        d_bad[sc] = a_full.allFinite() ? 0 : 1;
         return;
     }
 
-    // chol and zf: factorise A once, keep W = A^-1 H^H and the exact per-user SINR.
-    MatrixC a = gram;
+    // chol and zf: factorise A once and keep W = A^-1 H^H (two triangular solves, no
+    // explicit inverse) and the exact per-user SINR.
     if (mode == DetectorMode::chol)
         a.diagonal().array() += d_n0;
     Eigen::LLT<MatrixC> llt;
     if (!robust_llt(a, llt)) {
-        const float mean_diag = gram.diagonal().real().sum() / static_cast<float>(u);
+        const float mean_diag = gram_diag.sum() / static_cast<float>(u);
         if (!(mean_diag > 0.0f))
             return; // H = 0: nothing to detect
         a.diagonal().array() += kLoading * mean_diag;
@@ -128,18 +133,20 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
         if (!robust_llt(a, llt))
             return;
     }
-    const MatrixC a_inv = llt.solve(MatrixC::Identity(u, u));
     Eigen::Map<MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
-    w = a_inv * h.adjoint();
+    w = llt.solve(h.adjoint());
     for (std::size_t k = 0; k < u; ++k) {
+        const auto row = static_cast<Eigen::Index>(k);
         if (mode == DetectorMode::zf) {
-            const float noise = d_n0 * a_inv(k, k).real();
+            // Post-ZF noise of user k: N0 |w_k|^2 (= N0 [G^-1]_kk without loading).
+            const float noise = d_n0 * w.row(row).squaredNorm();
             rho[k] = noise > 0.0f ? std::min(1.0f / noise, kMaxSinr) : kMaxSinr;
             inv_lambda[k] = 1.0f;
             continue;
         }
-        // lambda_u = diag(A^-1 G)_u is real; rho = lambda / (1 - lambda) with Es = 1.
-        const float lambda = (a_inv.row(k) * gram.col(k)).value().real();
+        // lambda_k = diag(A^-1 G)_k = (W H)_kk is real; rho = lambda / (1 - lambda), Es
+        // = 1.
+        const float lambda = (w.row(row) * h.col(row)).value().real();
         if (!(lambda > 0.0f) || !std::isfinite(lambda))
             return;
         const float one_minus = 1.0f - lambda;
@@ -181,7 +188,6 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
         throw std::logic_error(name() + ": detect() called before set_channel()");
     const std::size_t nsc = d_dims.num_subcarriers, b = d_dims.num_antennas,
                       u = d_dims.num_users, q = d_dims.bits_per_symbol;
-    const std::size_t total = n_symbols * nsc;
     const DetectorMode mode = d_config.mode;
     const unsigned iterations = d_config.iterations;
     std::uint64_t bad_samples = 0;
@@ -191,84 +197,134 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
     const float clip = d_config.llr_clip > 0.0f ? d_config.llr_clip
                                                 : std::numeric_limits<float>::infinity();
     const bool post_process = sign < 0.0f || d_config.llr_clip > 0.0f;
+    const Eigen::Index rx_stride = static_cast<Eigen::Index>(d_dims.rx_items());
 
+    /* One subcarrier at a time, all symbols of a chunk at once: the received vectors of a
+     * subcarrier are the columns of a B x n matrix (stride = one OFDM symbol), so the
+     * equalizer and the matched filter are matrix-matrix products, and CG/CR run on all
+     * columns together with a step size per column. */
 #pragma omp parallel num_threads(d_threads) reduction(+ : bad_samples)
     {
-        VectorC x(u), y_mf(u), r(u), p(u), s(u), m(u), e(u);
+        MatrixC x, y_mf, r, p, s, m, e;
+        Eigen::RowVectorXf rr, rr_next, alpha, beta;
+        std::vector<std::uint8_t> column_bad;
 #pragma omp for schedule(static)
-        for (std::size_t t = 0; t < total; ++t) {
-            const std::size_t sym = t / nsc, sc = t % nsc;
-            const cf32* y_sc = y + sym * d_dims.rx_items() + d_dims.rx_index(sc, 0);
-            float* llr_sc = llr + sym * d_dims.llr_items() + d_dims.llr_index(sc, 0, 0);
-            cf32* x_out =
-                x_hat ? x_hat + sym * d_dims.symbol_items() + d_dims.symbol_index(sc, 0)
-                      : nullptr;
-            const bool bad_y = !all_finite(y_sc, b);
-            if (d_bad[sc] || bad_y) {
-                bad_samples += bad_y ? 1 : 0;
-                std::fill(llr_sc, llr_sc + u * q, 0.0f);
-                if (x_out)
-                    std::fill(x_out, x_out + u, cf32());
-                continue;
-            }
-            Eigen::Map<const VectorC> yv(y_sc, b);
-            if (mode == DetectorMode::chol || mode == DetectorMode::zf) {
-                Eigen::Map<const MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
-                x.noalias() = w * yv;
-            } else {
-                Eigen::Map<const MatrixCRow> h(
-                    d_channel.data() + d_dims.channel_index(sc, 0, 0), b, u);
-                Eigen::Map<const MatrixC> a(d_gram.data() + sc * u * u, u, u);
-                y_mf.noalias() = h.adjoint() * yv;
-                x.setZero();
-                r = y_mf;
-                p = r;
-                if (mode == DetectorMode::cg) {
-                    // li2015 Algorithm 1, lines 7-14.
-                    float rr = r.squaredNorm();
-                    for (unsigned i = 0; i < iterations && rr > 0.0f; ++i) {
-                        s.noalias() = a * p;
-                        const float ts = p.dot(s).real(); // t^H A t > 0 for A > 0
-                        if (!(ts > 0.0f))
-                            break;
-                        const float alpha = rr / ts;
-                        x += alpha * p;
-                        r -= alpha * s;
-                        const float rr_next = r.squaredNorm();
-                        p = r + (rr_next / rr) * p;
-                        rr = rr_next;
+        for (std::size_t sc = 0; sc < nsc; ++sc) {
+            for (std::size_t sym0 = 0; sym0 < n_symbols; sym0 += kSymbolChunk) {
+                const std::size_t n = std::min(kSymbolChunk, n_symbols - sym0);
+                const auto cols = static_cast<Eigen::Index>(n);
+                auto llr_at = [&](std::size_t k) {
+                    return llr + (sym0 + k) * d_dims.llr_items() +
+                           d_dims.llr_index(sc, 0, 0);
+                };
+                auto x_hat_at = [&](std::size_t k) {
+                    return x_hat + (sym0 + k) * d_dims.symbol_items() +
+                           d_dims.symbol_index(sc, 0);
+                };
+                column_bad.assign(n, 0);
+                const cf32* y_first =
+                    y + sym0 * d_dims.rx_items() + d_dims.rx_index(sc, 0);
+                for (std::size_t k = 0; k < n; ++k) {
+                    column_bad[k] =
+                        all_finite(y_first + k * d_dims.rx_items(), b) ? 0 : 1;
+                    bad_samples += column_bad[k];
+                }
+                if (d_bad[sc]) {
+                    for (std::size_t k = 0; k < n; ++k) {
+                        std::fill(llr_at(k), llr_at(k) + u * q, 0.0f);
+                        if (x_hat)
+                            std::fill(x_hat_at(k), x_hat_at(k) + u, cf32());
                     }
+                    continue;
+                }
+                Eigen::Map<const MatrixC, 0, Eigen::OuterStride<>> y_sc(
+                    y_first, b, cols, Eigen::OuterStride<>(rx_stride));
+                if (mode == DetectorMode::chol || mode == DetectorMode::zf) {
+                    Eigen::Map<const MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
+                    x.noalias() = w * y_sc;
                 } else {
-                    // broumas2023 Figure 4: one matrix-vector product per iteration.
-                    m.noalias() = a * r;
-                    e = m;
-                    float rm = r.dot(m).real(); // (r, Ar) is real for Hermitian A
-                    for (unsigned i = 0; i < iterations && rm > 0.0f; ++i) {
-                        const float ee = e.squaredNorm();
-                        if (!(ee > 0.0f))
-                            break;
-                        const float alpha = rm / ee;
-                        x += alpha * p;
-                        r -= alpha * e;
+                    Eigen::Map<const MatrixCRow> h(
+                        d_channel.data() + d_dims.channel_index(sc, 0, 0), b, u);
+                    Eigen::Map<const MatrixC> a(d_gram.data() + sc * u * u, u, u);
+                    y_mf.noalias() = h.adjoint() * y_sc;
+                    x.setZero(u, cols);
+                    r = y_mf;
+                    p = r;
+                    // A column that has converged (or broken down) gets step 0 from then
+                    // on.
+                    auto step = [](float num, float den) {
+                        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+                    };
+                    if (mode == DetectorMode::cg) {
+                        // li2015 Algorithm 1, lines 7-14, one column per symbol.
+                        rr = r.colwise().squaredNorm();
+                        for (unsigned i = 0; i < iterations; ++i) {
+                            s.noalias() = a * p;
+                            alpha =
+                                (p.conjugate().cwiseProduct(s)).colwise().sum().real();
+                            for (Eigen::Index k = 0; k < cols; ++k)
+                                alpha(k) = step(rr(k), alpha(k)); // rr / (t^H A t)
+                            x += p * alpha.asDiagonal();
+                            r -= s * alpha.asDiagonal();
+                            rr_next = r.colwise().squaredNorm();
+                            beta.resize(cols);
+                            for (Eigen::Index k = 0; k < cols; ++k)
+                                beta(k) =
+                                    alpha(k) > 0.0f ? step(rr_next(k), rr(k)) : 0.0f;
+                            p = r + p * beta.asDiagonal();
+                            rr = rr_next;
+                        }
+                    } else {
+                        // broumas2023 Figure 4: one matrix product A r per iteration.
                         m.noalias() = a * r;
-                        const float rm_next = r.dot(m).real();
-                        const float beta = rm_next / rm;
-                        p = r + beta * p;
-                        e = m + beta * e;
-                        rm = rm_next;
+                        e = m;
+                        rr = (r.conjugate().cwiseProduct(m))
+                                 .colwise()
+                                 .sum()
+                                 .real(); // (r, Ar)
+                        for (unsigned i = 0; i < iterations; ++i) {
+                            alpha = e.colwise().squaredNorm();
+                            for (Eigen::Index k = 0; k < cols; ++k)
+                                alpha(k) = step(rr(k), alpha(k)); // (r, Ar) / |Ap|^2
+                            x += p * alpha.asDiagonal();
+                            r -= e * alpha.asDiagonal();
+                            m.noalias() = a * r;
+                            rr_next =
+                                (r.conjugate().cwiseProduct(m)).colwise().sum().real();
+                            beta.resize(cols);
+                            for (Eigen::Index k = 0; k < cols; ++k)
+                                beta(k) =
+                                    alpha(k) > 0.0f ? step(rr_next(k), rr(k)) : 0.0f;
+                            p = r + p * beta.asDiagonal();
+                            e = m + e * beta.asDiagonal();
+                            rr = rr_next;
+                        }
                     }
                 }
+                const float* rho = d_rho.data() + sc * u;
+                const float* inv_lambda = d_inv_lambda.data() + sc * u;
+                for (std::size_t k = 0; k < n; ++k) {
+                    float* out = llr_at(k);
+                    if (column_bad[k]) {
+                        std::fill(out, out + u * q, 0.0f);
+                        if (x_hat)
+                            std::fill(x_hat_at(k), x_hat_at(k) + u, cf32());
+                        continue;
+                    }
+                    const auto col = static_cast<Eigen::Index>(k);
+                    for (std::size_t j = 0; j < u; ++j)
+                        d_constellation.demap_maxlog(
+                            x(static_cast<Eigen::Index>(j), col) * inv_lambda[j],
+                            rho[j],
+                            out + j * q);
+                    if (post_process)
+                        for (std::size_t i = 0; i < u * q; ++i)
+                            out[i] = std::clamp(sign * out[i], -clip, clip);
+                    if (x_hat)
+                        for (std::size_t j = 0; j < u; ++j)
+                            x_hat_at(k)[j] = x(static_cast<Eigen::Index>(j), col);
+                }
             }
-            const float* rho = d_rho.data() + sc * u;
-            const float* inv_lambda = d_inv_lambda.data() + sc * u;
-            for (std::size_t k = 0; k < u; ++k)
-                d_constellation.demap_maxlog(
-                    x[k] * inv_lambda[k], rho[k], llr_sc + k * q);
-            if (post_process)
-                for (std::size_t i = 0; i < u * q; ++i)
-                    llr_sc[i] = std::clamp(sign * llr_sc[i], -clip, clip);
-            if (x_out)
-                std::copy(x.data(), x.data() + u, x_out);
         }
     }
     d_bad_samples += bad_samples;

@@ -14,7 +14,8 @@
 namespace mimodet {
 
 /*! CPU implementation of the soft-output MMSE family (chol, cg, cr, zf), float32,
- * parallel over subcarriers with OpenMP. Per channel it keeps, per subcarrier:
+ * parallel over subcarriers with OpenMP; per subcarrier, the symbols of a call are
+ * processed together as matrix columns. Per channel it keeps, per subcarrier:
  *  - chol/zf: the equalizer W = A^-1 H^H (U x B), 1/lambda and rho per user, so a symbol
  *    costs one U x B matrix-vector product plus demapping (cuPHY's "coefficients once
  *    per channel block");
