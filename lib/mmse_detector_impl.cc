@@ -38,10 +38,10 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
     c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
     c.modulation = core::parse_modulation(modulation);
     c.mode = core::parse_detector_mode(mode);
-    c.iterations = static_cast<unsigned>(std::max(iterations, 0));
-    if (iterations < 1 &&
-        (c.mode == core::DetectorMode::cg || c.mode == core::DetectorMode::cr))
-        throw std::invalid_argument("mmse_detector: iterations must be >= 1");
+    if (iterations < 1) // checked for every mode: set_mode() may switch to cg or cr later
+        throw std::invalid_argument("mmse_detector: iterations must be >= 1, got " +
+                                    std::to_string(iterations));
+    c.iterations = static_cast<unsigned>(iterations);
     c.backend = core::parse_backend(backend);
     c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
                                         : core::LlrSign::positive_means_zero;
@@ -58,19 +58,41 @@ mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
           gr::io_signature::make(1, 1, sizeof(float) * config.dims().llr_items())),
       d_config(config)
 {
-    rebuild_detector();
+    rebuild_detector(config);
     set_tag_propagation_policy(TPP_ALL_TO_ALL);
 }
 
-void mmse_detector_impl::rebuild_detector()
+void mmse_detector_impl::rebuild_detector(const core::DetectorConfig& config)
 {
+    // Build the new detector before touching any state, so a refused configuration leaves
+    // the block exactly as it was.
     std::string fallback_reason;
-    d_detector = core::make_detector(d_config, &fallback_reason);
-    if (!fallback_reason.empty() && d_config.backend == core::Backend::automatic)
-        d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
-                       fallback_reason);
-    if (d_have_h && d_n0 >= 0.0 && d_channel_valid)
-        d_detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+    auto detector = core::make_detector(config, &fallback_reason);
+    // One warning per process, not per block or mode change: a sweep builds many
+    // detectors.
+    static std::once_flag warned;
+    if (!fallback_reason.empty() && config.backend == core::Backend::automatic)
+        std::call_once(warned, [&] {
+            d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
+                           fallback_reason);
+        });
+    if (d_channel_valid)
+        detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+    if (d_detector) {
+        d_past_stats +=
+            d_detector->stats(); // the counters stay cumulative across rebuilds
+        if (d_channel_valid)
+            --d_past_stats.channels; // re-applying the channel is not a new one
+    }
+    d_detector = std::move(detector);
+    d_config = config;
+}
+
+core::DetectorStats mmse_detector_impl::stats() const
+{
+    auto s = d_past_stats;
+    s += d_detector->stats();
+    return s;
 }
 
 std::string mmse_detector_impl::mode() const
@@ -85,8 +107,9 @@ void mmse_detector_impl::set_mode(const std::string& mode)
     std::lock_guard<std::mutex> lock(d_mutex);
     if (parsed == d_config.mode)
         return;
-    d_config.mode = parsed;
-    rebuild_detector();
+    auto config = d_config;
+    config.mode = parsed;
+    rebuild_detector(config);
 }
 
 int mmse_detector_impl::iterations() const
@@ -102,8 +125,9 @@ void mmse_detector_impl::set_iterations(int iterations)
     std::lock_guard<std::mutex> lock(d_mutex);
     if (static_cast<unsigned>(iterations) == d_config.iterations)
         return;
-    d_config.iterations = static_cast<unsigned>(iterations);
-    rebuild_detector();
+    auto config = d_config;
+    config.iterations = static_cast<unsigned>(iterations);
+    rebuild_detector(config);
 }
 
 std::string mmse_detector_impl::implementation() const
@@ -115,22 +139,27 @@ std::string mmse_detector_impl::implementation() const
 std::uint64_t mmse_detector_impl::channel_updates() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    return d_detector->stats().channels;
+    return stats().channels;
 }
 std::uint64_t mmse_detector_impl::bad_channel_subcarriers() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    return d_detector->stats().bad_channel_subcarriers;
+    return stats().bad_channel_subcarriers;
 }
 std::uint64_t mmse_detector_impl::bad_sample_vectors() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    return d_detector->stats().bad_sample_vectors;
+    return stats().bad_sample_vectors;
 }
 std::uint64_t mmse_detector_impl::regularized_subcarriers() const
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    return d_detector->stats().regularized_subcarriers;
+    return stats().regularized_subcarriers;
+}
+std::uint64_t mmse_detector_impl::unusable_user_channels() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().unusable_user_channels;
 }
 std::uint64_t mmse_detector_impl::erased_items() const
 {
@@ -164,14 +193,18 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
             d_have_h = true;
             changed = true;
         } else if (key == core::kNoiseVarTagKey) {
-            if (!pmt::is_real(tag.value) && !pmt::is_integer(tag.value) &&
-                !pmt::is_uint64(tag.value)) {
+            double n0 = 0.0;
+            if (pmt::is_real(tag.value) || pmt::is_integer(tag.value)) {
+                n0 = pmt::to_double(tag.value);
+            } else if (pmt::is_uint64(tag.value)) {
+                n0 = static_cast<double>(pmt::to_uint64(tag.value));
+            } else {
                 d_logger->error("'{:s}' tag at item {:d} is not a real number; ignored",
                                 core::kNoiseVarTagKey,
                                 tag.offset);
                 continue;
             }
-            d_n0 = pmt::to_double(tag.value);
+            d_n0 = n0;
             changed = true;
         }
     }
@@ -190,7 +223,7 @@ void mmse_detector_impl::warn_once_about_bad_inputs()
 {
     if (d_warned_bad_inputs)
         return;
-    const auto s = d_detector->stats();
+    const auto s = stats();
     if (s.bad_channel_subcarriers || s.bad_sample_vectors || s.invalid_noise_variance) {
         d_logger->warn(
             "non-finite or unusable input: {:d} channel subcarriers, {:d} "

@@ -34,7 +34,10 @@ private:
     std::uint64_t d_erased_items = 0;
     bool d_warned_bad_inputs = false;
 
-    void rebuild_detector();
+    ::mimodet::DetectorStats d_past_stats; // counters of detectors replaced by setters
+
+    void rebuild_detector(const ::mimodet::DetectorConfig& config);
+    ::mimodet::DetectorStats stats() const; // cumulative; caller holds d_mutex
     void apply_tags(const std::vector<gr::tag_t>& tags_at_offset);
     void warn_once_about_bad_inputs();
 
@@ -50,6 +53,7 @@ public:
     std::uint64_t bad_channel_subcarriers() const override;
     std::uint64_t bad_sample_vectors() const override;
     std::uint64_t regularized_subcarriers() const override;
+    std::uint64_t unusable_user_channels() const override;
     std::uint64_t erased_items() const override;
 
     int work(int noutput_items,

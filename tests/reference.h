@@ -116,6 +116,41 @@ solve(const MatrixD& h, const VectorD& y, double n0, RefMode mode)
     return s;
 }
 
+//! li2015 Algorithm 1 (CG, x0 = 0) in float64, written independently of the library.
+inline VectorD cg(const MatrixD& a, const VectorD& b, unsigned iterations)
+{
+    VectorD x = VectorD::Zero(b.size()), r = b, t = r;
+    for (unsigned i = 0; i < iterations; ++i) {
+        const VectorD s = a * t;
+        const double alpha = r.squaredNorm() / t.dot(s).real();
+        x += alpha * t;
+        const VectorD r_next = r - alpha * s;
+        const double beta = r_next.squaredNorm() / r.squaredNorm();
+        t = r_next + beta * t;
+        r = r_next;
+    }
+    return x;
+}
+
+//! broumas2023 Figure 4 (Conjugate Residual, x0 = 0) in float64.
+inline VectorD cr(const MatrixD& a, const VectorD& b, unsigned iterations)
+{
+    VectorD x = VectorD::Zero(b.size()), r = b, p = r;
+    VectorD m = a * r, e = a * p;
+    for (unsigned j = 0; j < iterations; ++j) {
+        const double alpha = r.dot(m).real() / e.squaredNorm();
+        x += alpha * p;
+        const VectorD r_next = r - alpha * e;
+        const VectorD m_next = a * r_next;
+        const double beta = r_next.dot(m_next).real() / r.dot(m).real();
+        p = r_next + beta * p;
+        e = m_next + beta * e;
+        r = r_next;
+        m = m_next;
+    }
+    return x;
+}
+
 //! Reference LLRs of one OFDM symbol in the detector's layout.
 inline std::vector<double> llrs(const Dims& d,
                                 Modulation m,

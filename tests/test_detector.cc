@@ -227,6 +227,54 @@ TEST(Detector, NonFiniteInputsEraseOnlyTheAffectedSubcarriers)
     }
 }
 
+TEST(Detector, IterationsFollowAlgorithm1ForCgAndFigure4ForCr)
+{
+    // CG and CR give different iterates before convergence; each must match its own
+    // float64 reference at I = 1, 2, 3 (a correlated channel keeps them apart).
+    auto base = make_setup(32, 8, Modulation::qam16, DetectorMode::cg, 10.0, 1, 0.7);
+    const Dims d = base.det.dims();
+    for (auto mode : { DetectorMode::cg, DetectorMode::cr }) {
+        for (unsigned it = 1; it <= 3; ++it) {
+            auto s = base;
+            s.det.mode = mode;
+            s.det.iterations = it;
+            std::vector<cf32> x;
+            run(s, &x);
+            double num = 0, den = 0, other = 0;
+            for (std::size_t sym = 0; sym < s.sim.symbols_per_frame; ++sym)
+                for (std::size_t sc = 0; sc < d.num_subcarriers; ++sc) {
+                    ref::MatrixD h(d.num_antennas, d.num_users);
+                    ref::VectorD y(d.num_antennas);
+                    for (std::size_t b = 0; b < d.num_antennas; ++b) {
+                        y(b) = cf64(s.frame.y[sym * d.rx_items() + d.rx_index(sc, b)]);
+                        for (std::size_t u = 0; u < d.num_users; ++u)
+                            h(b, u) = cf64(s.frame.h[d.channel_index(sc, b, u)]);
+                    }
+                    ref::MatrixD a = h.adjoint() * h;
+                    a += s.frame.n0 * ref::MatrixD::Identity(d.num_users, d.num_users);
+                    const ref::VectorD y_mf = h.adjoint() * y;
+                    const ref::VectorD want = mode == DetectorMode::cg
+                                                  ? ref::cg(a, y_mf, it)
+                                                  : ref::cr(a, y_mf, it);
+                    const ref::VectorD alt = mode == DetectorMode::cg
+                                                 ? ref::cr(a, y_mf, it)
+                                                 : ref::cg(a, y_mf, it);
+                    for (std::size_t u = 0; u < d.num_users; ++u) {
+                        const cf64 got =
+                            x[sym * d.symbol_items() + d.symbol_index(sc, u)];
+                        num += std::norm(got - want(u));
+                        other += std::norm(got - alt(u));
+                        den += std::norm(want(u));
+                    }
+                }
+            const std::string what = to_string(mode) + " I=" + std::to_string(it);
+            EXPECT_LT(std::sqrt(num / den), 1e-5) << what;
+            EXPECT_GT(std::sqrt(other / den), 1e-3)
+                << what << ": indistinguishable from the other";
+        }
+    }
+}
+
 TEST(Detector, SingularChannelDoesNotCrashCholesky)
 {
     auto s = make_setup(8, 4, Modulation::qpsk, DetectorMode::chol, 10.0);
@@ -248,8 +296,46 @@ TEST(Detector, SingularChannelDoesNotCrashCholesky)
             ASSERT_TRUE(std::isfinite(l)) << to_string(mode);
         for (std::size_t i = 0; i < d.num_users * d.bits_per_symbol; ++i)
             EXPECT_EQ(llr[d.llr_index(1, 0, 0) + i], 0.0f) << to_string(mode);
+        EXPECT_EQ(st.bad_channel_subcarriers, 1u) << to_string(mode);
         if (mode == DetectorMode::chol || mode == DetectorMode::zf) {
             EXPECT_GE(st.regularized_subcarriers, 1u) << to_string(mode);
+        }
+    }
+}
+
+TEST(Detector, UserWithoutChannelIsErasedAloneInEveryMode)
+{
+    // 16-QAM and N0 > 0: a zero channel column must give LLR 0 for that user only (not
+    // NaN, not a confident decision), and the other users of the subcarrier must be
+    // unaffected.
+    for (double n0_scale : { 1.0, 0.0 }) {
+        for (auto mode : { DetectorMode::chol,
+                           DetectorMode::zf,
+                           DetectorMode::cg,
+                           DetectorMode::cr }) {
+            auto s = make_setup(16, 4, Modulation::qam16, mode, 15.0, 4);
+            s.frame.n0 *= static_cast<float>(n0_scale);
+            const Dims d = s.det.dims();
+            const std::size_t dead_sc = 2, dead_user = 1;
+            for (std::size_t b = 0; b < d.num_antennas; ++b)
+                s.frame.h[d.channel_index(dead_sc, b, dead_user)] = cf32(0, 0);
+            DetectorStats st;
+            const auto llr = run(s, nullptr, &st);
+            const std::string what = to_string(mode) + " n0 x" + std::to_string(n0_scale);
+            for (std::size_t sym = 0; sym < s.sim.symbols_per_frame; ++sym)
+                for (std::size_t u = 0; u < d.num_users; ++u)
+                    for (std::size_t q = 0; q < d.bits_per_symbol; ++q) {
+                        const float l =
+                            llr[sym * d.llr_items() + d.llr_index(dead_sc, u, q)];
+                        ASSERT_TRUE(std::isfinite(l)) << what;
+                        if (u == dead_user) {
+                            EXPECT_EQ(l, 0.0f) << what;
+                        } else {
+                            EXPECT_NE(l, 0.0f) << what;
+                        }
+                    }
+            EXPECT_EQ(st.unusable_user_channels, 1u) << what;
+            EXPECT_EQ(st.bad_channel_subcarriers, 0u) << what;
         }
     }
 }

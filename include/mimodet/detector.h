@@ -60,20 +60,36 @@ struct DetectorConfig {
 struct DetectorStats {
     std::uint64_t channels = 0; //!< set_channel() calls
     std::uint64_t symbols = 0;  //!< OFDM symbols detected
-    std::uint64_t bad_channel_subcarriers =
-        0; //!< subcarriers whose H had NaN/Inf or no usable A
-    std::uint64_t bad_sample_vectors =
-        0; //!< (symbol, subcarrier) pairs with NaN/Inf in y
-    std::uint64_t regularized_subcarriers =
-        0; //!< singular/ill-conditioned A, diagonal loading
-    std::uint64_t invalid_noise_variance =
-        0; //!< set_channel() calls with N0 < 0 or not finite
+    //! Subcarriers erased for a channel: H had NaN/Inf, was all zero, or A was unusable.
+    std::uint64_t bad_channel_subcarriers = 0;
+    //! (subcarrier, user) pairs erased for a channel on an otherwise usable subcarrier:
+    //! the user's channel column is (numerically) zero, so nothing can be said about it.
+    std::uint64_t unusable_user_channels = 0;
+    //! (symbol, subcarrier) pairs erased because y had NaN/Inf.
+    std::uint64_t bad_sample_vectors = 0;
+    //! Subcarriers whose singular or ill-conditioned A got diagonal loading.
+    std::uint64_t regularized_subcarriers = 0;
+    //! set_channel() calls with N0 < 0 or not finite (every subcarrier erased).
+    std::uint64_t invalid_noise_variance = 0;
+
+    DetectorStats& operator+=(const DetectorStats& o)
+    {
+        channels += o.channels;
+        symbols += o.symbols;
+        bad_channel_subcarriers += o.bad_channel_subcarriers;
+        unusable_user_channels += o.unusable_user_channels;
+        bad_sample_vectors += o.bad_sample_vectors;
+        regularized_subcarriers += o.regularized_subcarriers;
+        invalid_noise_variance += o.invalid_noise_variance;
+        return *this;
+    }
 };
 
 /*! A soft-output MIMO detector. The channel of a frame is given once (set_channel); all
  * per-channel work (Gram matrix, factorisation, equalizer, SINR) is done there and reused
- * for every symbol of the frame (detect). Subcarriers whose inputs are not finite produce
- * LLR 0 (an erasure) and are counted in stats(); nothing else is affected.
+ * for every symbol of the frame (detect). Subcarriers whose inputs are not finite, and
+ * users whose channel is zero, produce LLR 0 (an erasure) and are counted in stats();
+ * nothing else is affected.
  */
 class Detector
 {

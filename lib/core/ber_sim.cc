@@ -6,6 +6,7 @@
 
 #include <mimodet/ber_sim.h>
 #include <chrono>
+#include <cmath>
 
 namespace mimodet {
 
@@ -37,7 +38,7 @@ BerPoint simulate_ber_point(const ChannelSimConfig& sim_config,
         point.detect_seconds +=
             std::chrono::duration<double>(clock::now() - start).count();
         for (std::size_t i = 0; i < llr.size(); ++i) {
-            const bool erased = llr[i] == 0.0f;
+            const bool erased = llr[i] == 0.0f || std::isnan(llr[i]); // as ber_meter
             point.erasures += erased ? 1 : 0;
             point.bit_errors +=
                 (erased || hard_bit(llr[i], detector_config.llr_sign) != frame.bits[i])

@@ -51,11 +51,22 @@ bool robust_llt(const MatrixC& a, Eigen::LLT<MatrixC>& llt)
     return l_diag.minCoeff() * l_diag.minCoeff() >= kMinPivotRatio * max_diag;
 }
 
+//! A user whose channel energy G_uu is below this fraction of the strongest user's on the
+//! subcarrier has no usable channel (float32 cannot tell it from zero): its LLRs are 0.
+constexpr float kMinUserGain = 1e-6f;
+
 //! li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho) with Es = 1.
 inline void approximate_sinr(float g_uu, float n0, float& rho, float& inv_lambda)
 {
     rho = n0 > 0.0f ? std::min(g_uu / n0, kMaxSinr) : kMaxSinr;
     inv_lambda = (1.0f + rho) / rho;
+}
+
+//! rho = 0 and 1/lambda = 0 make every LLR of the user exactly 0 (an erasure).
+inline void erase_user(float& rho, float& inv_lambda)
+{
+    rho = 0.0f;
+    inv_lambda = 0.0f;
 }
 
 } // namespace
@@ -86,15 +97,20 @@ DetectorStats CpuDetector::stats() const
     s.bad_channel_subcarriers = d_bad_channel;
     s.bad_sample_vectors = d_bad_samples.load();
     s.regularized_subcarriers = d_regularized;
+    s.unusable_user_channels = d_unusable_users;
     s.invalid_noise_variance = d_invalid_n0;
     return s;
 }
 
-void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& regularized)
+void CpuDetector::prepare_subcarrier(std::size_t sc,
+                                     const cf32* h_all,
+                                     bool& regularized,
+                                     std::uint64_t& unusable_users)
 {
     const std::size_t b = d_dims.num_antennas, u = d_dims.num_users;
     const cf32* h_sc = h_all + d_dims.channel_index(sc, 0, 0);
     regularized = false;
+    unusable_users = 0;
     d_bad[sc] = 1;
     if (!all_finite(h_sc, b * u))
         return;
@@ -104,6 +120,12 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
     MatrixC a = MatrixC::Zero(u, u);
     a.selfadjointView<Eigen::Lower>().rankUpdate(h.adjoint());
     const Eigen::VectorXf gram_diag = a.diagonal().real();
+    const float max_gain = gram_diag.maxCoeff();
+    if (!(max_gain > 0.0f))
+        return; // H = 0: nothing to detect on this subcarrier
+    auto user_usable = [&](std::size_t k) {
+        return gram_diag(static_cast<Eigen::Index>(k)) > kMinUserGain * max_gain;
+    };
     float* rho = d_rho.data() + sc * u;
     float* inv_lambda = d_inv_lambda.data() + sc * u;
     const DetectorMode mode = d_config.mode;
@@ -113,8 +135,15 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
         Eigen::Map<MatrixC> a_full(d_gram.data() + sc * u * u, u, u);
         a_full = a.selfadjointView<Eigen::Lower>();
         a_full.diagonal().array() += d_n0;
-        for (std::size_t k = 0; k < u; ++k)
-            approximate_sinr(gram_diag(k), d_n0, rho[k], inv_lambda[k]);
+        for (std::size_t k = 0; k < u; ++k) {
+            if (user_usable(k)) {
+                approximate_sinr(
+                    gram_diag(static_cast<Eigen::Index>(k)), d_n0, rho[k], inv_lambda[k]);
+            } else {
+                erase_user(rho[k], inv_lambda[k]);
+                ++unusable_users;
+            }
+        }
         d_bad[sc] = a_full.allFinite() ? 0 : 1;
         return;
     }
@@ -125,18 +154,22 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
         a.diagonal().array() += d_n0;
     Eigen::LLT<MatrixC> llt;
     if (!robust_llt(a, llt)) {
-        const float mean_diag = gram_diag.sum() / static_cast<float>(u);
-        if (!(mean_diag > 0.0f))
-            return; // H = 0: nothing to detect
-        a.diagonal().array() += kLoading * mean_diag;
+        a.diagonal().array() += kLoading * gram_diag.mean();
         regularized = true;
         if (!robust_llt(a, llt))
             return;
     }
     Eigen::Map<MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
     w = llt.solve(h.adjoint());
+    if (!w.allFinite())
+        return;
     for (std::size_t k = 0; k < u; ++k) {
         const auto row = static_cast<Eigen::Index>(k);
+        if (!user_usable(k)) {
+            erase_user(rho[k], inv_lambda[k]);
+            ++unusable_users;
+            continue;
+        }
         if (mode == DetectorMode::zf) {
             // Post-ZF noise of user k: N0 |w_k|^2 (= N0 [G^-1]_kk without loading).
             const float noise = d_n0 * w.row(row).squaredNorm();
@@ -147,13 +180,16 @@ void CpuDetector::prepare_subcarrier(std::size_t sc, const cf32* h_all, bool& re
         // lambda_k = diag(A^-1 G)_k = (W H)_kk is real; rho = lambda / (1 - lambda), Es
         // = 1.
         const float lambda = (w.row(row) * h.col(row)).value().real();
-        if (!(lambda > 0.0f) || !std::isfinite(lambda))
-            return;
+        if (!(lambda > 0.0f) || !std::isfinite(lambda)) {
+            erase_user(rho[k], inv_lambda[k]);
+            ++unusable_users;
+            continue;
+        }
         const float one_minus = 1.0f - lambda;
         rho[k] = one_minus > lambda / kMaxSinr ? lambda / one_minus : kMaxSinr;
         inv_lambda[k] = 1.0f / lambda;
     }
-    d_bad[sc] = (w.allFinite()) ? 0 : 1;
+    d_bad[sc] = 0;
 }
 
 void CpuDetector::set_channel(const cf32* h, float n0)
@@ -170,14 +206,18 @@ void CpuDetector::set_channel(const cf32* h, float n0)
         return;
     }
     d_n0 = n0;
-    std::uint64_t regularized = 0;
-#pragma omp parallel for num_threads(d_threads) schedule(static) reduction(+ : regularized)
+    std::uint64_t regularized = 0, unusable_users = 0;
+#pragma omp parallel for num_threads(d_threads) schedule(static) \
+    reduction(+ : regularized, unusable_users)
     for (std::size_t sc = 0; sc < nsc; ++sc) {
         bool reg = false;
-        prepare_subcarrier(sc, h, reg);
+        std::uint64_t unusable = 0;
+        prepare_subcarrier(sc, h, reg, unusable);
         regularized += reg ? 1 : 0;
+        unusable_users += unusable;
     }
     d_regularized += regularized;
+    d_unusable_users += unusable_users;
     d_bad_channel +=
         static_cast<std::uint64_t>(std::count(d_bad.begin(), d_bad.end(), 1));
 }

@@ -48,10 +48,13 @@ private:
     std::vector<float> d_rho;        //!< [N_sc][U] post-equalization SINR
 
     std::uint64_t d_channels = 0, d_symbols = 0, d_bad_channel = 0, d_regularized = 0,
-                  d_invalid_n0 = 0;
+                  d_unusable_users = 0, d_invalid_n0 = 0;
     std::atomic<std::uint64_t> d_bad_samples{ 0 };
 
-    void prepare_subcarrier(std::size_t sc, const cf32* h, bool& regularized);
+    void prepare_subcarrier(std::size_t sc,
+                            const cf32* h,
+                            bool& regularized,
+                            std::uint64_t& unusable_users);
 };
 
 } // namespace mimodet

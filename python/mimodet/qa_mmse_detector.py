@@ -11,16 +11,17 @@ from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
 
 
+def make_tag(offset, key, value):
+    t = gr.tag_t()
+    t.offset = offset
+    t.key = pmt.intern(key)
+    t.value = value
+    return t
+
+
 def channel_tags(h, n0, offset=0):
-    tags = []
-    for key, value in ((mimodet.CHANNEL_TAG, pmt.init_c32vector(h.size, h.ravel().astype(np.complex64))),
-                       (mimodet.NOISE_VAR_TAG, pmt.from_double(float(n0)))):
-        t = gr.tag_t()
-        t.offset = offset
-        t.key = pmt.intern(key)
-        t.value = value
-        tags.append(t)
-    return tags
+    return [make_tag(offset, mimodet.CHANNEL_TAG, pmt.init_c32vector(h.size, h.ravel().astype(np.complex64))),
+            make_tag(offset, mimodet.NOISE_VAR_TAG, pmt.from_double(float(n0)))]
 
 
 class qa_mmse_detector(gr_unittest.TestCase):
@@ -42,12 +43,19 @@ class qa_mmse_detector(gr_unittest.TestCase):
         y = np.einsum("kbu,sku->skb", h, x) + noise
         return h, y, n0, bits
 
-    def run_detector(self, y, tags, vlen_in, det):
+    def run_detector(self, y, tags, vlen_in, det, max_items=None):
         src = blocks.vector_source_c(y.astype(np.complex64).ravel().tolist(), False, vlen_in, tags)
         sink = blocks.vector_sink_f(det.output_signature().sizeof_stream_item(0) // 4)
+        if max_items:
+            det.set_max_noutput_items(max_items)  # force several work() calls
         self.tb.connect(src, det, sink)
         self.tb.run()
         return np.array(sink.data())
+
+    def reference(self, modulation, segments):
+        """segments: list of (h, y[n_sym], n0) -> concatenated reference LLRs."""
+        return np.concatenate([ref.mmse_llrs(modulation, h, y[s], n0).ravel()
+                               for h, y, n0 in segments for s in range(len(y))])
 
     def test_001_llrs_match_numpy_reference(self):
         for modulation in ("qpsk", "16qam", "64qam"):
@@ -127,6 +135,66 @@ class qa_mmse_detector(gr_unittest.TestCase):
         c = self.run_detector(y, channel_tags(h, n0), n_sc * b, neg)
         np.testing.assert_allclose(c, -a)
 
+    def test_010_noise_only_update_and_tags_split_over_work_calls(self):
+        n_sc, b, u = 4, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 7)
+        n0_later = 3.0 * n0
+        # Channel at 0, N0-only updates at 3 (a double) and at 5 (a uint64).
+        tags = channel_tags(h, n0, 0) + [
+            make_tag(3, mimodet.NOISE_VAR_TAG, pmt.from_double(n0_later)),
+            make_tag(5, mimodet.NOISE_VAR_TAG, pmt.from_uint64(2))]
+        want = self.reference("16qam", [(h, y[:3], n0), (h, y[3:5], n0_later), (h, y[5:], 2.0)])
+        for max_items in (None, 1, 2, 4):
+            self.tb = gr.top_block()
+            det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+            got = self.run_detector(y, tags, n_sc * b, det, max_items)
+            np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3, err_msg=f"max_items={max_items}")
+            self.assertEqual(det.channel_updates(), 3)
+
+    def test_011_invalid_noise_variance_erases_until_a_valid_one(self):
+        n_sc, b, u = 3, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "qpsk", 6)
+        tags = [make_tag(0, mimodet.CHANNEL_TAG, pmt.init_c32vector(h.size, h.ravel().astype(np.complex64))),
+                make_tag(0, mimodet.NOISE_VAR_TAG, pmt.from_double(float("nan"))),
+                make_tag(2, mimodet.NOISE_VAR_TAG, pmt.from_double(-1.0)),
+                make_tag(3, mimodet.NOISE_VAR_TAG, pmt.intern("not a number")),
+                make_tag(4, mimodet.NOISE_VAR_TAG, pmt.from_double(n0))]
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        got = self.run_detector(y, tags, n_sc * b, det).reshape(6, -1)
+        self.assertTrue(np.all(got[:4] == 0))
+        np.testing.assert_allclose(got[4:].ravel(), self.reference("qpsk", [(h, y[4:], n0)]), rtol=2e-3, atol=2e-3)
+        self.assertEqual(det.erased_items(), 4)
+
+    def test_012_refused_setter_leaves_the_block_unchanged_and_counters_survive(self):
+        n_sc, b, u = 4, 6, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
+        y[1, 0, 0] = np.inf
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
+        self.assertEqual(det.bad_sample_vectors(), 1)
+        with self.assertRaises(ValueError):
+            det.set_iterations(0)
+        with self.assertRaises(ValueError):
+            det.set_mode("ml")
+        self.assertEqual((det.mode(), det.iterations(), det.implementation()), ("chol", 3, "cpu-chol"))
+        det.set_mode("cr")
+        self.assertEqual(det.implementation(), "cpu-cr")
+        self.assertEqual(det.bad_sample_vectors(), 1)  # cumulative across the rebuild
+        self.assertEqual(det.channel_updates(), 1)
+
+    def test_013_user_without_channel_is_erased_alone(self):
+        n_sc, b, u = 3, 8, 3
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
+        h[1, :, 2] = 0
+        y = y.copy()
+        for mode in ("chol", "cg", "cr", "zf"):
+            self.tb = gr.top_block()
+            det = mimodet.mmse_detector(b, u, n_sc, "16qam", mode, 3, "cpu")
+            got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det).reshape(2, n_sc, u, 4)
+            self.assertTrue(np.all(got[:, 1, 2] == 0), mode)
+            self.assertTrue(np.all(got[:, 1, :2] != 0), mode)
+            self.assertEqual(det.unusable_user_channels(), 1, mode)
+
     def test_008_bad_parameters_are_refused_at_make(self):
         with self.assertRaisesRegex(ValueError, "num_users"):
             mimodet.mmse_detector(4, 8, 16)
@@ -136,6 +204,8 @@ class qa_mmse_detector(gr_unittest.TestCase):
             mimodet.mmse_detector(8, 2, 16, "16qam", "ml")
         with self.assertRaisesRegex(ValueError, "num_subcarriers"):
             mimodet.mmse_detector(8, 2, 0)
+        with self.assertRaisesRegex(ValueError, "iterations"):
+            mimodet.mmse_detector(8, 2, 16, "16qam", "chol", 0)
         if not mimodet.gpu_available()[0]:
             with self.assertRaisesRegex(RuntimeError, "cuda"):
                 mimodet.mmse_detector(8, 2, 16, "16qam", "chol", 3, "cuda")

@@ -42,7 +42,7 @@ public:
      * \param num_subcarriers N_sc per OFDM symbol
      * \param modulation "bpsk", "qpsk", "16qam", "64qam" or "256qam"
      * \param mode "chol" (exact MMSE), "cg", "cr" or "zf"
-     * \param iterations CG/CR iterations
+     * \param iterations CG/CR iterations (>= 1 in every mode)
      * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
      * \param llr_clip |LLR| limit, 0 = none
@@ -75,6 +75,8 @@ public:
     virtual std::uint64_t bad_sample_vectors() const = 0;
     //! Subcarriers whose singular/ill-conditioned A got diagonal loading.
     virtual std::uint64_t regularized_subcarriers() const = 0;
+    //! (subcarrier, user) pairs erased because the user's channel column is zero.
+    virtual std::uint64_t unusable_user_channels() const = 0;
     //! Items output as all-zero LLRs because no valid channel was in force.
     virtual std::uint64_t erased_items() const = 0;
 };

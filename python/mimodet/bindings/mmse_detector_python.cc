@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(86ab8a5bc6dc80388149f03ff0f73e54) */
+/* BINDTOOL_HEADER_FILE_HASH(5ea6c510371f3105bf2fa4d5240eb4c8) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>
@@ -49,5 +49,6 @@ void bind_mmse_detector(py::module& m)
         .def("bad_channel_subcarriers", &mmse_detector::bad_channel_subcarriers)
         .def("bad_sample_vectors", &mmse_detector::bad_sample_vectors)
         .def("regularized_subcarriers", &mmse_detector::regularized_subcarriers)
+        .def("unusable_user_channels", &mmse_detector::unusable_user_channels)
         .def("erased_items", &mmse_detector::erased_items);
 }
