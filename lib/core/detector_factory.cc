@@ -6,6 +6,9 @@
 
 #include "cpu_detector.h"
 #include <mimodet/detector.h>
+#ifdef MIMODET_HAVE_CUDA
+#include "../cuda/cuda_detector.h"
+#endif
 
 namespace mimodet {
 
@@ -78,11 +81,35 @@ void DetectorConfig::validate() const
 
 bool gpu_available(std::string* why_not)
 {
-    // This build carries no GPU kernels; the CUDA engine plugs in here.
+#ifdef MIMODET_HAVE_CUDA
+    return cuda::device_count(why_not) > 0;
+#else
     if (why_not)
-        *why_not = "this build of gr-mimodet has no CUDA detector backend";
+        *why_not = "this build of gr-mimodet has no CUDA backend (no CUDA toolkit at "
+                   "build time)";
     return false;
+#endif
 }
+
+namespace {
+
+//! The GPU detector, or nullptr with the reason when this configuration cannot use one.
+std::unique_ptr<Detector> try_gpu_detector(const DetectorConfig& config,
+                                           std::string& why_not)
+{
+    if (!gpu_available(&why_not))
+        return nullptr;
+#ifdef MIMODET_HAVE_CUDA
+    try {
+        return std::make_unique<cuda::CudaDetector>(config);
+    } catch (const std::exception& e) {
+        why_not = e.what();
+    }
+#endif
+    return nullptr;
+}
+
+} // namespace
 
 std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
                                         std::string* fallback_reason)
@@ -93,19 +120,17 @@ std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
     case Backend::cpu:
         return std::make_unique<CpuDetector>(config);
     case Backend::cuda:
-        if (!gpu_available(&why_not))
-            throw std::runtime_error("backend 'cuda' requested but unusable: " + why_not);
-        break;
+        if (auto gpu = try_gpu_detector(config, why_not))
+            return gpu;
+        throw std::runtime_error("backend 'cuda' requested but unusable: " + why_not);
     case Backend::automatic:
-        if (!gpu_available(&why_not)) {
-            if (fallback_reason)
-                *fallback_reason = why_not;
-            return std::make_unique<CpuDetector>(config);
-        }
-        break;
+        if (auto gpu = try_gpu_detector(config, why_not))
+            return gpu;
+        if (fallback_reason)
+            *fallback_reason = why_not;
+        return std::make_unique<CpuDetector>(config);
     }
-    throw std::logic_error("make_detector: no implementation for backend " +
-                           to_string(config.backend));
+    throw std::logic_error("make_detector: unknown backend");
 }
 
 } // namespace mimodet

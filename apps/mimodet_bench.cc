@@ -1,0 +1,515 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* mimodet_bench: throughput and latency of the detectors on the configurations of the
+ * papers (li2015 Tables I/II, broumas2023's 32x32 batches, a 5G NR 100 MHz slot) or any
+ * other.
+ *
+ * For the GPU (CUDA events, median of --reps after warm-up):
+ *   kernel-only  set_channel + detect on data already on the device, per frame
+ *   end-to-end   the same from host memory: channel and symbols up, LLRs down, through
+ * the engine's stream pipeline (pinned buffers, as li2015) and, measured in the same run,
+ * the device-to-device copy bandwidth (bytes read + written) and the host-to-device and
+ * device-to-host bandwidths, which set the floors: kernel floor = (H + y + LLR bytes,
+ * each once) / D2D bandwidth e2e bound    = max((H + y bytes) / H2D, LLR bytes / D2H)
+ * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json
+ * FILE.
+ */
+
+#include <mimodet/channel_sim.h>
+#include <mimodet/detector.h>
+#ifdef MIMODET_HAVE_CUDA
+#include <cuda/cuda_detector.h>
+#include <cuda_runtime.h>
+#endif
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace mimodet;
+
+namespace {
+
+struct BenchConfig {
+    std::string name;
+    std::size_t b, u, nsc, nsym;
+    Modulation mod;
+    DetectorMode mode;
+    unsigned iterations;
+};
+
+std::vector<BenchConfig> builtin_configs()
+{
+    std::vector<BenchConfig> v;
+    const auto m16 = Modulation::qam16;
+    for (std::size_t n : { 8, 16, 32, 64 }) { // li2015 Table I, 128x16
+        v.push_back({ "li2015-128x16-chol-N" + std::to_string(n),
+                      128,
+                      16,
+                      128,
+                      n,
+                      m16,
+                      DetectorMode::chol,
+                      3 });
+        v.push_back({ "li2015-128x16-cg3-N" + std::to_string(n),
+                      128,
+                      16,
+                      128,
+                      n,
+                      m16,
+                      DetectorMode::cg,
+                      3 });
+    }
+    for (std::size_t n : { 2, 4, 8, 16 }) { // li2015 Table I, 256x32
+        v.push_back({ "li2015-256x32-chol-N" + std::to_string(n),
+                      256,
+                      32,
+                      128,
+                      n,
+                      m16,
+                      DetectorMode::chol,
+                      4 });
+        v.push_back({ "li2015-256x32-cg4-N" + std::to_string(n),
+                      256,
+                      32,
+                      128,
+                      n,
+                      m16,
+                      DetectorMode::cg,
+                      4 });
+    }
+    for (auto mode :
+         { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr }) // the 40 Gb/s target
+        v.push_back({ "target-128x16-" + to_string(mode) + "-1024x64",
+                      128,
+                      16,
+                      1024,
+                      64,
+                      m16,
+                      mode,
+                      3 });
+    for (std::size_t b :
+         { 64, 128 }) // one 5G NR 100 MHz slot: 3276 subcarriers x 14 symbols
+        for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr })
+            v.push_back({ "nr-slot-" + std::to_string(b) + "x16-" + to_string(mode),
+                          b,
+                          16,
+                          3276,
+                          14,
+                          m16,
+                          mode,
+                          3 });
+    for (std::size_t n :
+         { 128, 1024, 8192 }) // broumas2023: n independent 32x32 systems, 3 CR iterations
+        v.push_back({ "broumas-32x32-cr3-" + std::to_string(n),
+                      32,
+                      32,
+                      n,
+                      1,
+                      m16,
+                      DetectorMode::cr,
+                      3 });
+    return v;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Result {
+    BenchConfig c;
+    std::string backend, device;
+    double bits = 0, kernel_ms = 0, e2e_ms = 0, kernel_floor_ms = 0, e2e_bound_ms = 0,
+           ber = 0;
+    double prepare_ms = 0,
+           equalize_ms = 0; //!< kernel-only split: per channel, per symbols
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+};
+
+std::vector<Frame> make_frames(const BenchConfig& c, int count)
+{
+    ChannelSimConfig s;
+    s.num_antennas = c.b;
+    s.num_users = c.u;
+    s.num_subcarriers = c.nsc;
+    s.symbols_per_frame = c.nsym;
+    s.modulation = c.mod;
+    s.snr_db = 10.0;
+    s.seed = 2024;
+    ChannelSimulator sim(s);
+    std::vector<Frame> frames(static_cast<std::size_t>(count));
+    for (auto& f : frames)
+        sim.next_frame(f);
+    return frames;
+}
+
+DetectorConfig detector_config(const BenchConfig& c, Backend backend)
+{
+    DetectorConfig d;
+    d.num_antennas = c.b;
+    d.num_users = c.u;
+    d.num_subcarriers = c.nsc;
+    d.modulation = c.mod;
+    d.mode = c.mode;
+    d.iterations = c.iterations;
+    d.backend = backend;
+    return d;
+}
+
+double ber_of(const std::vector<float>& llr, const std::vector<std::uint8_t>& bits)
+{
+    std::size_t errors = 0;
+    for (std::size_t i = 0; i < llr.size(); ++i)
+        errors += hard_bit(llr[i]) != bits[i];
+    return llr.empty() ? 0.0 : static_cast<double>(errors) / llr.size();
+}
+
+Result bench_cpu(const BenchConfig& c, int reps)
+{
+    Result r;
+    r.c = c;
+    r.backend = "cpu";
+    r.device = "CPU";
+    const auto frames = make_frames(c, 2);
+    auto det = make_detector(detector_config(c, Backend::cpu));
+    const Dims d = det->config().dims();
+    std::vector<float> llr(c.nsym * d.llr_items());
+    std::vector<double> times;
+    for (int i = 0; i < reps + 1; ++i) {
+        const Frame& f = frames[static_cast<std::size_t>(i) % frames.size()];
+        const auto t0 = std::chrono::steady_clock::now();
+        det->set_channel(f.h.data(), f.n0);
+        det->detect(f.y.data(), c.nsym, llr.data());
+        const auto t1 = std::chrono::steady_clock::now();
+        if (i > 0) // the first call warms caches and thread pools
+            times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    r.e2e_ms = median(times);
+    r.bits = static_cast<double>(llr.size());
+    r.ber = ber_of(llr, frames[static_cast<std::size_t>(reps) % frames.size()].bits);
+    return r;
+}
+
+#ifdef MIMODET_HAVE_CUDA
+#define CHECK(call)                                              \
+    do {                                                         \
+        const cudaError_t e_ = (call);                           \
+        if (e_ != cudaSuccess)                                   \
+            throw std::runtime_error(std::string(#call) + ": " + \
+                                     cudaGetErrorString(e_));    \
+    } while (0)
+
+struct Bandwidth {
+    double d2d_gbs = 0, h2d_gbs = 0, d2h_gbs = 0;
+};
+
+//! Measured once per run: a 1 GiB device copy (read + write counted) and 256 MiB each way
+//! between pinned host memory and the device; medians of 5 after a warm-up.
+Bandwidth measure_bandwidth()
+{
+    const std::size_t big = std::size_t{ 1 } << 30, link = std::size_t{ 256 } << 20;
+    cuda::Buffer<char> a(big, false), b(big, false), host(link, true);
+    std::memset(host.get(), 1, link);
+    CHECK(cudaMemset(a.get(), 1, big));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    auto timed = [&](auto&& copy) {
+        std::vector<double> ms;
+        for (int i = 0; i < 6; ++i) {
+            CHECK(cudaEventRecord(e0));
+            copy();
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float t = 0;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (i > 0)
+                ms.push_back(t);
+        }
+        return median(ms);
+    };
+    Bandwidth bw;
+    bw.d2d_gbs =
+        2.0 * big /
+        (timed([&] {
+             CHECK(cudaMemcpyAsync(b.get(), a.get(), big, cudaMemcpyDeviceToDevice));
+         }) *
+         1e6);
+    bw.h2d_gbs =
+        link /
+        (timed([&] {
+             CHECK(cudaMemcpyAsync(a.get(), host.get(), link, cudaMemcpyHostToDevice));
+         }) *
+         1e6);
+    bw.d2h_gbs =
+        link /
+        (timed([&] {
+             CHECK(cudaMemcpyAsync(host.get(), a.get(), link, cudaMemcpyDeviceToHost));
+         }) *
+         1e6);
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    return bw;
+}
+
+Result
+bench_cuda(const BenchConfig& c, int reps, int streams, int device, const Bandwidth& bw)
+{
+    Result r;
+    r.c = c;
+    r.backend = "cuda";
+    r.device = cuda::device_description(device);
+    const int kSets =
+        2; // rotate input sets so that repeated runs do not just measure the L2
+    const auto frames = make_frames(c, kSets);
+    cuda::EngineOptions opt;
+    opt.device = device;
+    opt.streams = streams;
+    cuda::CudaDetector det(detector_config(c, Backend::cuda), opt);
+    const Dims d = det.config().dims();
+    const std::size_t y_count = c.nsym * d.rx_items(), llr_count = c.nsym * d.llr_items();
+    r.bits = static_cast<double>(llr_count);
+    r.bytes_in = (d.channel_items() + y_count) * sizeof(cf32);
+    r.bytes_out = llr_count * sizeof(float);
+
+    // Kernel-only: everything already on the device.
+    std::vector<std::unique_ptr<cuda::Buffer<cf32>>> dh, dy;
+    for (const auto& f : frames) {
+        dh.push_back(std::make_unique<cuda::Buffer<cf32>>(f.h.size(), false));
+        dy.push_back(std::make_unique<cuda::Buffer<cf32>>(f.y.size(), false));
+        cuda::copy_to_device(dh.back()->get(), f.h.data(), dh.back()->bytes());
+        cuda::copy_to_device(dy.back()->get(), f.y.data(), dy.back()->bytes());
+    }
+    cuda::Buffer<float> dllr(llr_count, false);
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    cudaEvent_t e_mid;
+    CHECK(cudaEventCreate(&e_mid));
+    std::vector<double> kernel_ms, prepare_ms, equalize_ms;
+    for (int i = 0; i < reps + 3; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i) % frames.size();
+        CHECK(cudaEventRecord(e0, stream));
+        det.set_channel_device(dh[k]->get(), frames[k].n0, stream);
+        CHECK(cudaEventRecord(e_mid, stream));
+        det.detect_device(dy[k]->get(), c.nsym, dllr.get(), nullptr, stream);
+        CHECK(cudaEventRecord(e1, stream));
+        CHECK(cudaEventSynchronize(e1));
+        float t = 0, t_prepare = 0;
+        CHECK(cudaEventElapsedTime(&t, e0, e1));
+        CHECK(cudaEventElapsedTime(&t_prepare, e0, e_mid));
+        if (i >= 3) {
+            kernel_ms.push_back(t);
+            prepare_ms.push_back(t_prepare);
+            equalize_ms.push_back(t - t_prepare);
+        }
+    }
+    CHECK(cudaEventDestroy(e_mid));
+    r.kernel_ms = median(kernel_ms);
+    r.prepare_ms = median(prepare_ms);
+    r.equalize_ms = median(equalize_ms);
+
+    // End-to-end from pinned host memory (channel and symbols, as li2015) through the
+    // engine's pipeline.
+    std::vector<std::unique_ptr<cuda::Buffer<cf32>>> hy, hh;
+    for (const auto& f : frames) {
+        hy.push_back(std::make_unique<cuda::Buffer<cf32>>(f.y.size(), true));
+        std::copy(f.y.begin(), f.y.end(), hy.back()->get());
+        hh.push_back(std::make_unique<cuda::Buffer<cf32>>(f.h.size(), true));
+        std::copy(f.h.begin(), f.h.end(), hh.back()->get());
+    }
+    cuda::Buffer<float> hllr(llr_count, true);
+    std::vector<double> e2e_ms;
+    for (int i = 0; i < reps + 3; ++i) {
+        const std::size_t k = static_cast<std::size_t>(i) % frames.size();
+        const auto t0 = std::chrono::steady_clock::now();
+        det.set_channel(hh[k]->get(), frames[k].n0);
+        det.detect(hy[k]->get(), c.nsym, hllr.get());
+        const auto t1 = std::chrono::steady_clock::now();
+        if (i >= 3)
+            e2e_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    r.e2e_ms = median(e2e_ms);
+    const std::size_t last = static_cast<std::size_t>(reps + 2) % frames.size();
+    r.ber =
+        ber_of(std::vector<float>(hllr.get(), hllr.get() + llr_count), frames[last].bits);
+    r.kernel_floor_ms = (r.bytes_in + r.bytes_out) / (bw.d2d_gbs * 1e6);
+    r.e2e_bound_ms =
+        std::max(r.bytes_in / (bw.h2d_gbs * 1e6), r.bytes_out / (bw.d2h_gbs * 1e6));
+    CHECK(cudaEventDestroy(e0));
+    CHECK(cudaEventDestroy(e1));
+    CHECK(cudaStreamDestroy(stream));
+    return r;
+}
+#endif
+
+void usage()
+{
+    std::cout
+        << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
+           "N]\n"
+           "                     [--streams S] [--device D] [--json FILE]\n"
+           "                     [--antennas B --users U --subcarriers N --symbols S\n"
+           "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
+           "Times the built-in paper configurations (--config all, the default) or one\n"
+           "given with --antennas etc. See the comment at the top of "
+           "apps/mimodet_bench.cc.\n";
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        std::map<std::string, std::string> opt{
+            { "--config", "all" }, { "--backend", "cuda" }, { "--reps", "20" },
+            { "--streams", "3" },  { "--device", "0" },     { "--modulation", "16qam" },
+            { "--mode", "chol" },  { "--iterations", "3" }
+        };
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a == "-h" || a == "--help") {
+                usage();
+                return 0;
+            }
+            if (i + 1 >= argc || a.rfind("--", 0) != 0)
+                throw std::invalid_argument("bad argument '" + a + "' (see --help)");
+            opt[a] = argv[++i];
+        }
+        std::vector<BenchConfig> configs;
+        if (opt.count("--antennas")) {
+            BenchConfig c;
+            c.name = "custom";
+            c.b = std::stoul(opt.at("--antennas"));
+            c.u = std::stoul(opt.at("--users"));
+            c.nsc = std::stoul(opt.at("--subcarriers"));
+            c.nsym = std::stoul(opt.at("--symbols"));
+            c.mod = parse_modulation(opt.at("--modulation"));
+            c.mode = parse_detector_mode(opt.at("--mode"));
+            c.iterations = static_cast<unsigned>(std::stoul(opt.at("--iterations")));
+            configs.push_back(c);
+        } else {
+            for (const auto& c : builtin_configs())
+                if (opt["--config"] == "all" || opt["--config"] == "list" ||
+                    c.name.find(opt["--config"]) != std::string::npos)
+                    configs.push_back(c);
+            if (opt["--config"] == "list") {
+                for (const auto& c : configs)
+                    std::cout << c.name << "\n";
+                return 0;
+            }
+            if (configs.empty())
+                throw std::invalid_argument("no built-in configuration matches '" +
+                                            opt["--config"] + "'");
+        }
+        const int reps = std::stoi(opt["--reps"]);
+        const bool gpu = opt["--backend"] == "cuda";
+        if (!gpu && opt["--backend"] != "cpu")
+            throw std::invalid_argument("--backend must be cuda or cpu");
+
+        std::vector<Result> results;
+#ifdef MIMODET_HAVE_CUDA
+        Bandwidth bw;
+        if (gpu) {
+            std::string why;
+            if (cuda::device_count(&why) == 0)
+                throw std::runtime_error(why);
+            CHECK(cudaSetDevice(std::stoi(opt["--device"])));
+            bw = measure_bandwidth();
+            std::printf(
+                "# %s: D2D %.0f GB/s (read+write), H2D %.1f GB/s, D2H %.1f GB/s\n",
+                cuda::device_description(std::stoi(opt["--device"])).c_str(),
+                bw.d2d_gbs,
+                bw.h2d_gbs,
+                bw.d2h_gbs);
+        }
+#else
+        if (gpu)
+            throw std::runtime_error("this build has no CUDA backend; use --backend cpu");
+#endif
+        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s\n",
+                    "config",
+                    "kernel Mb/s",
+                    "e2e Mb/s",
+                    "kernel ms",
+                    "prep ms",
+                    "eq ms",
+                    "e2e ms",
+                    "floor%",
+                    "bound%",
+                    "BER");
+        for (const auto& c : configs) {
+            Result r;
+#ifdef MIMODET_HAVE_CUDA
+            if (gpu)
+                r = bench_cuda(
+                    c, reps, std::stoi(opt["--streams"]), std::stoi(opt["--device"]), bw);
+            else
+#endif
+                r = bench_cpu(c, reps);
+            results.push_back(r);
+            auto mbps = [&](double ms) { return ms > 0 ? r.bits / (ms * 1e3) : 0.0; };
+            std::printf(
+                "%-32s %12.1f %12.1f %10.4f %10.4f %10.4f %10.4f %8.1f %8.1f %9.2e\n",
+                c.name.c_str(),
+                mbps(r.kernel_ms),
+                mbps(r.e2e_ms),
+                r.kernel_ms,
+                r.prepare_ms,
+                r.equalize_ms,
+                r.e2e_ms,
+                r.kernel_ms > 0 ? 100.0 * r.kernel_floor_ms / r.kernel_ms : 0.0,
+                r.e2e_ms > 0 && r.e2e_bound_ms > 0 ? 100.0 * r.e2e_bound_ms / r.e2e_ms
+                                                   : 0.0,
+                r.ber);
+            std::fflush(stdout);
+        }
+        if (opt.count("--json")) {
+            std::ofstream out(opt["--json"]);
+            out << "{\n";
+#ifdef MIMODET_HAVE_CUDA
+            if (gpu)
+                out << "  \"bandwidth_gbs\": {\"d2d\": " << bw.d2d_gbs
+                    << ", \"h2d\": " << bw.h2d_gbs << ", \"d2h\": " << bw.d2h_gbs
+                    << "},\n";
+#endif
+            out << "  \"results\": [\n";
+            for (std::size_t i = 0; i < results.size(); ++i) {
+                const auto& r = results[i];
+                out << "    {\"config\": \"" << r.c.name << "\", \"backend\": \""
+                    << r.backend << "\", \"device\": \"" << r.device
+                    << "\", \"antennas\": " << r.c.b << ", \"users\": " << r.c.u
+                    << ", \"subcarriers\": " << r.c.nsc << ", \"symbols\": " << r.c.nsym
+                    << ", \"modulation\": \"" << to_string(r.c.mod) << "\", \"mode\": \""
+                    << to_string(r.c.mode) << "\", \"iterations\": " << r.c.iterations
+                    << ", \"bits\": " << r.bits << ", \"kernel_ms\": " << r.kernel_ms
+                    << ", \"prepare_ms\": " << r.prepare_ms
+                    << ", \"equalize_ms\": " << r.equalize_ms
+                    << ", \"e2e_ms\": " << r.e2e_ms
+                    << ", \"kernel_floor_ms\": " << r.kernel_floor_ms
+                    << ", \"e2e_bound_ms\": " << r.e2e_bound_ms << ", \"ber\": " << r.ber
+                    << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+            }
+            out << "  ]\n}\n";
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "mimodet_bench: " << e.what() << "\n";
+        return 1;
+    }
+}

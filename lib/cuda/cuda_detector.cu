@@ -1,0 +1,485 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "cuda_check.h"
+#include "cuda_detector.h"
+#include "kernels.h"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mimodet {
+namespace cuda {
+
+int device_count(std::string* why_not)
+{
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        cudaGetLastError(); // clear the sticky-free error so later calls start clean
+        if (why_not)
+            *why_not = std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+        return 0;
+    }
+    if (count == 0 && why_not)
+        *why_not = "no CUDA device found";
+    return count;
+}
+
+std::string device_description(int device)
+{
+    cudaDeviceProp prop{};
+    MIMODET_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+           std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
+           " SMs)";
+}
+
+void* device_malloc(std::size_t bytes)
+{
+    void* p = nullptr;
+    if (bytes)
+        MIMODET_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+}
+void device_free(void* p) noexcept { cudaFree(p); }
+void* pinned_malloc(std::size_t bytes)
+{
+    void* p = nullptr;
+    if (bytes)
+        MIMODET_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return p;
+}
+void pinned_free(void* p) noexcept { cudaFreeHost(p); }
+void copy_to_device(void* dst, const void* src, std::size_t bytes)
+{
+    MIMODET_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+}
+void copy_to_host(void* dst, const void* src, std::size_t bytes)
+{
+    MIMODET_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+
+namespace {
+
+KernelMode kernel_mode(DetectorMode m)
+{
+    switch (m) {
+    case DetectorMode::chol:
+        return KernelMode::chol;
+    case DetectorMode::cg:
+        return KernelMode::cg;
+    case DetectorMode::cr:
+        return KernelMode::cr;
+    case DetectorMode::zf:
+        return KernelMode::zf;
+    }
+    return KernelMode::chol;
+}
+
+DemapTable demap_table(const Constellation& c)
+{
+    DemapTable t{};
+    t.bits = static_cast<int>(c.bits_per_symbol());
+    t.bpsk = c.modulation() == Modulation::bpsk ? 1 : 0;
+    if (t.bpsk)
+        return t;
+    t.bits_per_axis = t.bits / 2;
+    t.levels = 1 << t.bits_per_axis;
+    // The in-phase amplitude of the point whose even bits spell the pattern and whose odd
+    // bits are 0: the constellation is a product of two identical Gray PAMs.
+    for (int pattern = 0; pattern < t.levels; ++pattern) {
+        std::size_t index = 0;
+        for (int j = 0; j < t.bits_per_axis; ++j) {
+            const int bit = (pattern >> (t.bits_per_axis - 1 - j)) & 1;
+            index |= static_cast<std::size_t>(bit) << (t.bits - 1 - 2 * j);
+        }
+        t.level[pattern] = c.points()[index].real();
+    }
+    return t;
+}
+
+template <typename T>
+T* device_alloc(std::size_t count)
+{
+    void* p = nullptr;
+    if (count)
+        MIMODET_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    return static_cast<T*>(p);
+}
+
+template <typename T>
+T* pinned_alloc(std::size_t count)
+{
+    void* p = nullptr;
+    if (count)
+        MIMODET_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
+    return static_cast<T*>(p);
+}
+
+bool is_pinned(const void* p)
+{
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return attr.type == cudaMemoryTypeHost;
+}
+
+} // namespace
+
+struct CudaDetector::Impl {
+    DetectorConfig config;
+    Dims dims;
+    EngineOptions options;
+    Constellation constellation;
+    DemapTable demap{};
+    KernelMode mode;
+    std::size_t chunk_symbols = 1;
+
+    // Channel state, resident on the device for the whole frame.
+    float2* d_h = nullptr;
+    float2* d_wt = nullptr;
+    float2* d_a = nullptr;
+    float* d_rho = nullptr;
+    float* d_inv_lambda = nullptr;
+    std::uint8_t* d_status = nullptr;
+    std::uint8_t* d_unusable = nullptr;
+    unsigned long long* d_bad_samples = nullptr;
+    bool has_channel = false;
+
+    // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
+    struct Slot {
+        cudaStream_t stream = nullptr;
+        cudaEvent_t done = nullptr;
+        float2* d_y = nullptr;
+        float* d_llr = nullptr;
+        float2* d_x_hat = nullptr;
+        float2* h_y = nullptr;
+        float* h_llr = nullptr;
+        float2* h_x_hat = nullptr;
+        // the chunk in flight: where its outputs go once it completes
+        std::size_t first = 0, count = 0;
+        bool busy = false;
+    };
+    std::vector<Slot> slots;
+    float2* h_channel = nullptr;      // pinned staging of H
+    std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
+    std::uint8_t* h_unusable = nullptr;
+    unsigned long long* h_bad_samples = nullptr;
+
+    DetectorStats stats;
+
+    Impl(const DetectorConfig& c, const EngineOptions& o)
+        : config(c),
+          dims(c.dims()),
+          options(o),
+          constellation(c.modulation),
+          mode(kernel_mode(c.mode))
+    {
+        config.validate();
+        if (dims.num_users > kMaxUsers || dims.num_antennas > kMaxAntennas)
+            throw std::invalid_argument(
+                "CUDA detector: supports up to U=" + std::to_string(kMaxUsers) +
+                " users and B=" + std::to_string(kMaxAntennas) +
+                " antennas (got U=" + std::to_string(dims.num_users) +
+                ", B=" + std::to_string(dims.num_antennas) + ")");
+        if (options.streams < 1)
+            throw std::invalid_argument("CUDA detector: streams must be >= 1");
+        std::string why;
+        const int count = device_count(&why);
+        if (count == 0)
+            throw std::runtime_error("CUDA detector: " + why);
+        if (options.device < 0 || options.device >= count)
+            throw std::invalid_argument(
+                "CUDA detector: device " + std::to_string(options.device) +
+                " does not exist (" + std::to_string(count) + " found)");
+        MIMODET_CUDA_CHECK(cudaSetDevice(options.device));
+        configure_kernels(
+            static_cast<int>(dims.num_antennas), static_cast<int>(dims.num_users), mode);
+        demap = demap_table(constellation);
+
+        const std::size_t nsc = dims.num_subcarriers, b = dims.num_antennas,
+                          u = dims.num_users;
+        chunk_symbols = std::max<std::size_t>(
+            1, options.chunk_bytes / (dims.rx_items() * sizeof(cf32)));
+        d_h = device_alloc<float2>(nsc * b * u);
+        if (mode == KernelMode::chol || mode == KernelMode::zf)
+            d_wt = device_alloc<float2>(nsc * b * u);
+        else
+            d_a = device_alloc<float2>(nsc * u * u);
+        d_rho = device_alloc<float>(nsc * u);
+        d_inv_lambda = device_alloc<float>(nsc * u);
+        d_status = device_alloc<std::uint8_t>(nsc);
+        d_unusable = device_alloc<std::uint8_t>(nsc);
+        d_bad_samples = device_alloc<unsigned long long>(1);
+        MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
+        h_channel = pinned_alloc<float2>(nsc * b * u);
+        h_status = pinned_alloc<std::uint8_t>(nsc);
+        h_unusable = pinned_alloc<std::uint8_t>(nsc);
+        h_bad_samples = pinned_alloc<unsigned long long>(1);
+        slots.resize(static_cast<std::size_t>(options.streams));
+        for (auto& s : slots) {
+            MIMODET_CUDA_CHECK(
+                cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+            s.d_y = device_alloc<float2>(chunk_symbols * dims.rx_items());
+            s.d_llr = device_alloc<float>(chunk_symbols * dims.llr_items());
+            s.d_x_hat = device_alloc<float2>(chunk_symbols * dims.symbol_items());
+            s.h_y = pinned_alloc<float2>(chunk_symbols * dims.rx_items());
+            s.h_llr = pinned_alloc<float>(chunk_symbols * dims.llr_items());
+            s.h_x_hat = pinned_alloc<float2>(chunk_symbols * dims.symbol_items());
+        }
+    }
+
+    ~Impl()
+    {
+        // Destructors must not throw: errors while freeing are ignored.
+        cudaSetDevice(options.device);
+        for (auto& s : slots) {
+            if (s.stream)
+                cudaStreamSynchronize(s.stream);
+            cudaStreamDestroy(s.stream);
+            cudaEventDestroy(s.done);
+            cudaFree(s.d_y);
+            cudaFree(s.d_llr);
+            cudaFree(s.d_x_hat);
+            cudaFreeHost(s.h_y);
+            cudaFreeHost(s.h_llr);
+            cudaFreeHost(s.h_x_hat);
+        }
+        cudaFree(d_h);
+        cudaFree(d_wt);
+        cudaFree(d_a);
+        cudaFree(d_rho);
+        cudaFree(d_inv_lambda);
+        cudaFree(d_status);
+        cudaFree(d_unusable);
+        cudaFree(d_bad_samples);
+        cudaFreeHost(h_channel);
+        cudaFreeHost(h_status);
+        cudaFreeHost(h_unusable);
+        cudaFreeHost(h_bad_samples);
+    }
+
+    cudaStream_t stream_or_default(void* s) const
+    {
+        return s ? static_cast<cudaStream_t>(s) : slots.front().stream;
+    }
+
+    void prepare(const float2* d_channel, float n0, cudaStream_t stream)
+    {
+        PrepareArgs a{};
+        a.h = d_channel;
+        a.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+        a.num_antennas = static_cast<int>(dims.num_antennas);
+        a.num_users = static_cast<int>(dims.num_users);
+        a.n0 = n0;
+        a.mode = mode;
+        a.wt = d_wt;
+        a.a = d_a;
+        a.rho = d_rho;
+        a.inv_lambda = d_inv_lambda;
+        a.status = d_status;
+        a.unusable = d_unusable;
+        launch_prepare(a, stream);
+    }
+
+    void equalize(const float2* d_y,
+                  std::size_t n,
+                  float* d_llr,
+                  float2* d_x_hat,
+                  cudaStream_t stream)
+    {
+        EqualizeArgs a{};
+        a.y = d_y;
+        a.num_symbols = n;
+        a.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+        a.num_antennas = static_cast<int>(dims.num_antennas);
+        a.num_users = static_cast<int>(dims.num_users);
+        a.mode = mode;
+        a.iterations = static_cast<int>(config.iterations);
+        a.wt = d_wt;
+        a.h = d_h;
+        a.a = d_a;
+        a.rho = d_rho;
+        a.inv_lambda = d_inv_lambda;
+        a.status = d_status;
+        a.demap = demap;
+        a.llr_sign = config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
+        a.llr_clip = config.llr_clip > 0.0f ? config.llr_clip
+                                            : std::numeric_limits<float>::infinity();
+        a.llr = d_llr;
+        a.x_hat = d_x_hat;
+        a.bad_sample_count = d_bad_samples;
+        launch_equalize(a, stream);
+    }
+
+    void finish_slot(Slot& s, float* llr, cf32* x_hat)
+    {
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(s.done));
+        if (s.h_llr && llr)
+            std::memcpy(llr + s.first * dims.llr_items(),
+                        s.h_llr,
+                        s.count * dims.llr_items() * sizeof(float));
+        if (x_hat)
+            std::memcpy(x_hat + s.first * dims.symbol_items(),
+                        s.h_x_hat,
+                        s.count * dims.symbol_items() * sizeof(cf32));
+        s.busy = false;
+    }
+};
+
+CudaDetector::CudaDetector(const DetectorConfig& config, const EngineOptions& options)
+    : Detector(config), d_impl(std::make_unique<Impl>(config, options))
+{
+}
+
+CudaDetector::~CudaDetector() = default;
+
+bool CudaDetector::has_channel() const { return d_impl->has_channel; }
+DetectorStats CudaDetector::stats() const { return d_impl->stats; }
+std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
+int CudaDetector::device() const { return d_impl->options.device; }
+
+void CudaDetector::synchronize()
+{
+    MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
+    for (auto& s : d_impl->slots)
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+}
+
+void CudaDetector::set_channel(const cf32* h, float n0)
+{
+    Impl& m = *d_impl;
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    ++m.stats.channels;
+    m.has_channel = true;
+    const std::size_t nsc = m.dims.num_subcarriers;
+    cudaStream_t stream = m.slots.front().stream;
+    synchronize(); // the previous channel may still be in use by queued symbols
+    if (!std::isfinite(n0) || n0 < 0.0f) {
+        ++m.stats.invalid_noise_variance;
+        m.stats.bad_channel_subcarriers += nsc;
+        MIMODET_CUDA_CHECK(cudaMemsetAsync(m.d_status, kStatusBad, nsc, stream));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return;
+    }
+    // A pinned H goes up by DMA directly; otherwise through the pinned staging copy.
+    const std::size_t h_bytes = m.dims.channel_items() * sizeof(cf32);
+    const void* h_src = h;
+    if (!is_pinned(h)) {
+        std::memcpy(m.h_channel, h, h_bytes);
+        h_src = m.h_channel;
+    }
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(m.d_h, h_src, h_bytes, cudaMemcpyHostToDevice, stream));
+    m.prepare(m.d_h, n0, stream);
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, stream));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(m.h_unusable, m.d_unusable, nsc, cudaMemcpyDeviceToHost, stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (std::size_t sc = 0; sc < nsc; ++sc) {
+        m.stats.bad_channel_subcarriers += m.h_status[sc] == kStatusBad ? 1 : 0;
+        m.stats.regularized_subcarriers += m.h_status[sc] == kStatusRegularized ? 1 : 0;
+        m.stats.unusable_user_channels += m.h_unusable[sc];
+    }
+}
+
+void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
+{
+    Impl& m = *d_impl;
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    if (!std::isfinite(n0) || n0 < 0.0f)
+        throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
+    ++m.stats.channels;
+    m.has_channel = true;
+    m.prepare(reinterpret_cast<const float2*>(d_h), n0, m.stream_or_default(stream));
+}
+
+void CudaDetector::detect_device(
+    const cf32* d_y, std::size_t n_symbols, float* d_llr, cf32* d_x_hat, void* stream)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": detect_device() called before set_channel()");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    m.equalize(reinterpret_cast<const float2*>(d_y),
+               n_symbols,
+               d_llr,
+               reinterpret_cast<float2*>(d_x_hat),
+               m.stream_or_default(stream));
+    m.stats.symbols += n_symbols;
+}
+
+void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": detect() called before set_channel()");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    const Dims& d = m.dims;
+    // Pinned caller buffers are read and written by DMA directly; others go through the
+    // slots' pinned staging (a host copy each way).
+    const bool direct =
+        is_pinned(y) && is_pinned(llr) && (x_hat == nullptr || is_pinned(x_hat));
+    std::size_t next_slot = 0;
+    for (std::size_t first = 0; first < n_symbols; first += m.chunk_symbols) {
+        const std::size_t count = std::min(m.chunk_symbols, n_symbols - first);
+        auto& s = m.slots[next_slot];
+        next_slot = (next_slot + 1) % m.slots.size();
+        if (s.busy)
+            m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
+        const std::size_t y_bytes = count * d.rx_items() * sizeof(cf32);
+        const std::size_t llr_bytes = count * d.llr_items() * sizeof(float);
+        const std::size_t x_bytes = count * d.symbol_items() * sizeof(cf32);
+        const void* y_src = y + first * d.rx_items();
+        if (!direct) {
+            std::memcpy(s.h_y, y_src, y_bytes);
+            y_src = s.h_y;
+        }
+        MIMODET_CUDA_CHECK(
+            cudaMemcpyAsync(s.d_y, y_src, y_bytes, cudaMemcpyHostToDevice, s.stream));
+        m.equalize(s.d_y, count, s.d_llr, x_hat ? s.d_x_hat : nullptr, s.stream);
+        void* llr_dst =
+            direct ? static_cast<void*>(llr + first * d.llr_items()) : s.h_llr;
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+            llr_dst, s.d_llr, llr_bytes, cudaMemcpyDeviceToHost, s.stream));
+        if (x_hat) {
+            void* x_dst =
+                direct ? static_cast<void*>(x_hat + first * d.symbol_items()) : s.h_x_hat;
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                x_dst, s.d_x_hat, x_bytes, cudaMemcpyDeviceToHost, s.stream));
+        }
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
+        s.first = first;
+        s.count = count;
+        s.busy = true;
+    }
+    // Drain in submission order.
+    for (std::size_t k = 0; k < m.slots.size(); ++k) {
+        auto& s = m.slots[(next_slot + k) % m.slots.size()];
+        if (s.busy)
+            m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
+    }
+    cudaStream_t stream = m.slots.front().stream;
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
+                                       m.d_bad_samples,
+                                       sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost,
+                                       stream));
+    MIMODET_CUDA_CHECK(
+        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
+    m.stats.bad_sample_vectors += *m.h_bad_samples;
+    m.stats.symbols += n_symbols;
+}
+
+} // namespace cuda
+} // namespace mimodet

@@ -1,0 +1,114 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Internal to the library and its tools (tests, mimodet_bench): no CUDA header here, so
+ * plain C++ code can use the GPU detector. */
+
+#ifndef INCLUDED_MIMODET_CUDA_DETECTOR_H
+#define INCLUDED_MIMODET_CUDA_DETECTOR_H
+
+#include <mimodet/detector.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mimodet {
+namespace cuda {
+
+//! Largest system the fused kernels take: one warp holds a user per lane.
+constexpr std::size_t kMaxUsers = 32;
+constexpr std::size_t kMaxAntennas = 256;
+
+//! Number of usable CUDA devices; 0 with the reason when none.
+int device_count(std::string* why_not = nullptr);
+//! "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or similar.
+std::string device_description(int device);
+
+//! Device and pinned host memory without CUDA types, for the tests and the benchmark.
+void* device_malloc(std::size_t bytes);
+void device_free(void* p) noexcept;
+void* pinned_malloc(std::size_t bytes);
+void pinned_free(void* p) noexcept;
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+
+//! RAII array in device (pinned = false) or pinned host (pinned = true) memory.
+template <typename T>
+class Buffer
+{
+public:
+    Buffer(std::size_t count, bool pinned)
+        : d_count(count),
+          d_pinned(pinned),
+          d_ptr(static_cast<T*>(pinned ? pinned_malloc(count * sizeof(T))
+                                       : device_malloc(count * sizeof(T))))
+    {
+    }
+    ~Buffer() { d_pinned ? pinned_free(d_ptr) : device_free(d_ptr); }
+    Buffer(const Buffer&) = delete;
+    Buffer& operator=(const Buffer&) = delete;
+    T* get() const { return d_ptr; }
+    std::size_t size() const { return d_count; }
+    std::size_t bytes() const { return d_count * sizeof(T); }
+
+private:
+    std::size_t d_count;
+    bool d_pinned;
+    T* d_ptr;
+};
+
+struct EngineOptions {
+    int device = 0;
+    int streams = 3;                    //!< CUDA streams of the host-copy pipeline
+    std::size_t chunk_bytes = 4u << 20; //!< received bytes per pipelined chunk
+};
+
+/*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
+ * fused kernel computes, per subcarrier, G, A, the Cholesky factor, W = A^-1 H^H (or
+ * keeps A for CG/CR), lambda and rho, and leaves them on the device; per symbol one fused
+ * kernel does the equalization (W y, or H^H y and the CG/CR iterations) and the max-log
+ * demapping, one warp per (subcarrier, symbol). detect() on host memory pipelines upload,
+ * kernels and download over several streams through pinned staging buffers.
+ */
+class CudaDetector : public Detector
+{
+public:
+    CudaDetector(const DetectorConfig& config, const EngineOptions& options = {});
+    ~CudaDetector() override;
+
+    void set_channel(const cf32* h, float n0) override;
+    void detect(const cf32* y,
+                std::size_t n_symbols,
+                float* llr,
+                cf32* x_hat = nullptr) override;
+    bool has_channel() const override;
+    DetectorStats stats() const override;
+    std::string name() const override;
+
+    // Device-memory interface (for benchmarks and a future device-resident chain).
+    // Pointers are device pointers; `stream` is a cudaStream_t (nullptr = the engine's
+    // first stream).
+    //! Prepares the channel from a device copy of H; no host copy of statistics.
+    void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
+    //! Equalizes and demaps n_symbols received items already on the device.
+    void detect_device(const cf32* d_y,
+                       std::size_t n_symbols,
+                       float* d_llr,
+                       cf32* d_x_hat = nullptr,
+                       void* stream = nullptr);
+    //! Waits for all work of the engine.
+    void synchronize();
+    int device() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d_impl;
+};
+
+} // namespace cuda
+} // namespace mimodet
+
+#endif

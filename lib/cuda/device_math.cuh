@@ -1,0 +1,106 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Complex arithmetic and max-log demapping on the device (internal to lib/cuda). */
+
+#ifndef INCLUDED_MIMODET_DEVICE_MATH_CUH
+#define INCLUDED_MIMODET_DEVICE_MATH_CUH
+
+#include <cuda_runtime.h>
+
+namespace mimodet {
+namespace cuda {
+
+__device__ __forceinline__ float2 cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+//! conj(a) * b
+__device__ __forceinline__ float2 cmulc(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
+}
+__device__ __forceinline__ float2 conj2(float2 a) { return make_float2(a.x, -a.y); }
+__device__ __forceinline__ float2 cadd(float2 a, float2 b)
+{
+    return make_float2(a.x + b.x, a.y + b.y);
+}
+__device__ __forceinline__ float2 csub(float2 a, float2 b)
+{
+    return make_float2(a.x - b.x, a.y - b.y);
+}
+__device__ __forceinline__ float2 cscale(float2 a, float s)
+{
+    return make_float2(a.x * s, a.y * s);
+}
+__device__ __forceinline__ float cnorm(float2 a) { return a.x * a.x + a.y * a.y; }
+__device__ __forceinline__ bool cfinite(float2 a)
+{
+    return isfinite(a.x) && isfinite(a.y);
+}
+__device__ __forceinline__ float2 shfl_xor(float2 v, int mask)
+{
+    return make_float2(__shfl_xor_sync(0xffffffffu, v.x, mask),
+                       __shfl_xor_sync(0xffffffffu, v.y, mask));
+}
+__device__ __forceinline__ float2 shfl(float2 v, int lane)
+{
+    return make_float2(__shfl_sync(0xffffffffu, v.x, lane),
+                       __shfl_sync(0xffffffffu, v.y, lane));
+}
+
+/*! Gray PAM levels of one axis (TS 38.211 5.1) as a kernel parameter: level[l] is the
+ * amplitude of the axis bit pattern l (first axis bit = MSB of l). BPSK is special-cased.
+ */
+struct DemapTable {
+    int bits;          //!< Q
+    int bits_per_axis; //!< Q/2 (QAM)
+    int levels;        //!< 2^(Q/2)
+    int bpsk;          //!< 1 for BPSK
+    float level[16];
+};
+
+//! Max-log LLRs (positive means 1) of z with SINR rho into out[0..Q-1]; exact, per axis.
+__device__ __forceinline__ void
+demap_maxlog(const DemapTable& t, float2 z, float rho, float* out)
+{
+    if (t.bpsk) {
+        out[0] = -4.0f * rho * 0.70710678118654752f * (z.x + z.y);
+        return;
+    }
+#pragma unroll
+    for (int axis = 0; axis < 2; ++axis) {
+        const float v = axis == 0 ? z.x : z.y;
+        float min0[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
+        float min1[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
+#pragma unroll
+        for (int l = 0; l < 16; ++l) {
+            if (l < t.levels) {
+                const float d = v - t.level[l];
+                const float d2 = d * d;
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    if (j < t.bits_per_axis) {
+                        const bool one = (l >> (t.bits_per_axis - 1 - j)) & 1;
+                        if (one)
+                            min1[j] = fminf(min1[j], d2);
+                        else
+                            min0[j] = fminf(min0[j], d2);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            if (j < t.bits_per_axis)
+                out[2 * j + axis] = rho * (min0[j] - min1[j]);
+    }
+}
+
+} // namespace cuda
+} // namespace mimodet
+
+#endif
