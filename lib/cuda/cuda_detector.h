@@ -91,7 +91,9 @@ public:
     // Device-memory interface (for benchmarks and a future device-resident chain).
     // Pointers are device pointers; `stream` is a cudaStream_t (nullptr = the engine's
     // first stream).
-    //! Prepares the channel from a device copy of H; no host copy of statistics.
+    //! Prepares the channel from a device copy of H, which must stay valid and unchanged
+    //! until the next set_channel*() (CG/CR read it again per symbol batch); no
+    //! statistics.
     void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
     //! Equalizes and demaps n_symbols received items already on the device.
     void detect_device(const cf32* d_y,
