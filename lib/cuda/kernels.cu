@@ -29,6 +29,35 @@ constexpr int kSymbolsPerWarp = 8;
 //! between rows read by different lane groups.
 __host__ __device__ constexpr int padded(int u) { return u + 1; }
 
+//! Copies a rows x cols row-major matrix from global memory into shared memory with row
+//! stride `stride`, `threads` threads from `first` on. Loads are issued kBatch at a time
+//! before any store, so their latencies overlap instead of adding up.
+template <int kBatch = 8>
+__device__ __forceinline__ void stage_matrix(float2* dst,
+                                             int stride,
+                                             const float2* __restrict__ src,
+                                             int rows,
+                                             int cols,
+                                             int first,
+                                             int threads)
+{
+    const int n = rows * cols;
+    for (int base = first; base < n; base += threads * kBatch) {
+        float2 v[kBatch];
+#pragma unroll
+        for (int t = 0; t < kBatch; ++t) {
+            const int idx = base + t * threads;
+            v[t] = idx < n ? __ldg(src + idx) : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int t = 0; t < kBatch; ++t) {
+            const int idx = base + t * threads;
+            if (idx < n)
+                dst[(idx / cols) * stride + idx % cols] = v[t];
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Per-channel preparation: one block per subcarrier. */
 /* ------------------------------------------------------------------------------------ */
@@ -73,16 +102,11 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     __syncthreads();
     for (int b0 = 0; b0 < B; b0 += kChunk) {
-        for (int idx = tid; idx < kChunk * U; idx += kPrepareThreads) {
-            const int bb = idx / U, uu = idx % U;
-            float2 v = make_float2(0.0f, 0.0f);
-            if (b0 + bb < B) {
-                v = h[(b0 + bb) * U + uu];
-                if (!cfinite(v))
-                    s_bad = 1;
-            }
-            hs[bb][uu] = v;
-        }
+        const int rows = min(kChunk, B - b0);
+        stage_matrix<4>(&hs[0][0], UMAX + 1, h + b0 * U, rows, U, tid, kPrepareThreads);
+        for (int idx = rows * U + tid; idx < kChunk * U; idx += kPrepareThreads)
+            hs[idx / U][idx % U] = make_float2(0.0f, 0.0f); // rows past B
+        // A non-finite entry makes its column's G_uu non-finite, caught below.
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < kPairsPerThread; ++k) {
@@ -328,9 +352,13 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
         return;
     }
 
-    const float2* src = p.wt + static_cast<std::size_t>(sc) * B * U;
-    for (int idx = threadIdx.x; idx < B * U; idx += blockDim.x)
-        mat[(idx / U) * stride + idx % U] = src[idx];
+    stage_matrix(mat,
+                 stride,
+                 p.wt + static_cast<std::size_t>(sc) * B * U,
+                 B,
+                 U,
+                 threadIdx.x,
+                 blockDim.x);
     const bool active = user < U;
     const float rho = active ? p.rho[sc * U + user] : 0.0f;
     const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
@@ -454,14 +482,22 @@ __global__ void __launch_bounds__(32 * kFusedWarps)
     const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
     for (int b0 = 0; b0 < B; b0 += kChunkAntennas) {
         const int rows = min(kChunkAntennas, B - b0);
-        for (int idx = lane; idx < rows * U; idx += 32)
-            hs[(idx / U) * (UP + 1) + idx % U] = h[b0 * U + idx];
-        for (int k = 0; k < ns; ++k) {
-            const float2* yk = p.y + ((s0 + k) * nsc + sc) * B + b0;
-            float2 v = lane < rows ? yk[lane] : make_float2(0.0f, 0.0f);
-            if (!cfinite(v))
-                v = make_float2(0.0f, 0.0f), bad_symbols |= 1u << k;
-            ys[k * (kChunkAntennas + 1) + lane] = v;
+        stage_matrix(hs, UP + 1, h + b0 * U, rows, U, lane, 32);
+        float2 yv[kFusedSymbols];
+#pragma unroll
+        for (int k = 0; k < kFusedSymbols; ++k)
+            yv[k] = (k < ns && lane < rows)
+                        ? __ldg(p.y + ((s0 + k) * nsc + sc) * B + b0 + lane)
+                        : make_float2(0.0f, 0.0f);
+#pragma unroll
+        for (int k = 0; k < kFusedSymbols; ++k) {
+            if (k < ns) {
+                if (!cfinite(yv[k])) {
+                    yv[k] = make_float2(0.0f, 0.0f);
+                    bad_symbols |= 1u << k;
+                }
+                ys[k * (kChunkAntennas + 1) + lane] = yv[k];
+            }
         }
         __syncwarp();
         if (active) {
