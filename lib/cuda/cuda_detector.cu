@@ -145,13 +145,13 @@ struct CudaDetector::Impl {
     // Channel state, resident on the device for the whole frame.
     float2* d_h = nullptr;
     float2* d_wt = nullptr;
+    float2* d_a = nullptr;
     float* d_rho = nullptr;
     float* d_inv_lambda = nullptr;
     std::uint8_t* d_status = nullptr;
     std::uint8_t* d_unusable = nullptr;
     unsigned long long* d_bad_samples = nullptr;
     bool has_channel = false;
-    float n0 = 0.0f; //!< of the channel in force (the fused CG/CR kernel forms A itself)
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
 
     // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
@@ -212,6 +212,8 @@ struct CudaDetector::Impl {
         d_h = device_alloc<float2>(nsc * b * u);
         if (mode == KernelMode::chol || mode == KernelMode::zf)
             d_wt = device_alloc<float2>(nsc * b * u);
+        else
+            d_a = device_alloc<float2>(nsc * u * u);
         d_rho = device_alloc<float>(nsc * u);
         d_inv_lambda = device_alloc<float>(nsc * u);
         d_status = device_alloc<std::uint8_t>(nsc);
@@ -254,6 +256,7 @@ struct CudaDetector::Impl {
         }
         cudaFree(d_h);
         cudaFree(d_wt);
+        cudaFree(d_a);
         cudaFree(d_rho);
         cudaFree(d_inv_lambda);
         cudaFree(d_status);
@@ -280,6 +283,7 @@ struct CudaDetector::Impl {
         a.n0 = n0;
         a.mode = mode;
         a.wt = d_wt;
+        a.a = d_a;
         a.rho = d_rho;
         a.inv_lambda = d_inv_lambda;
         a.status = d_status;
@@ -303,7 +307,7 @@ struct CudaDetector::Impl {
         a.iterations = static_cast<int>(config.iterations);
         a.wt = d_wt;
         a.h = channel;
-        a.n0 = n0;
+        a.a = d_a;
         a.rho = d_rho;
         a.inv_lambda = d_inv_lambda;
         a.status = d_status;
@@ -376,7 +380,6 @@ void CudaDetector::set_channel(const cf32* h, float n0)
     }
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.d_h, h_src, h_bytes, cudaMemcpyHostToDevice, stream));
-    m.n0 = n0;
     m.channel = m.d_h;
     m.prepare(m.d_h, n0, stream);
     MIMODET_CUDA_CHECK(
@@ -399,7 +402,6 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     ++m.stats.channels;
     m.has_channel = true;
-    m.n0 = n0;
     m.channel = reinterpret_cast<const float2*>(d_h); // the caller keeps it alive
     m.prepare(m.channel, n0, m.stream_or_default(stream));
 }

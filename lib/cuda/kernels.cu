@@ -151,6 +151,36 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     const float min_gain = kMinUserGain * s_max_gain;
 
+    if (p.mode == KernelMode::cg || p.mode == KernelMode::cr) {
+        float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
+        for (int idx = tid; idx < U * U; idx += kPrepareThreads) {
+            const int i = idx / U, j = idx % U;
+            float2 v = g[i][j];
+            if (i == j)
+                v.x += p.n0;
+            a[idx] = v;
+        }
+        // li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho).
+        for (int u = tid; u < U; u += kPrepareThreads) {
+            const float gain = g[u][u].x;
+            if (gain > min_gain) {
+                const float r = p.n0 > 0.0f ? fminf(gain / p.n0, kMaxSinr) : kMaxSinr;
+                rho[u] = r;
+                inv_lambda[u] = (1.0f + r) / r;
+            } else {
+                rho[u] = 0.0f;
+                inv_lambda[u] = 0.0f;
+                atomicAdd(&s_unusable, 1);
+            }
+        }
+        __syncthreads();
+        if (tid == 0) {
+            p.status[sc] = kStatusOk;
+            p.unusable[sc] = static_cast<std::uint8_t>(s_unusable);
+        }
+        return;
+    }
+
     // chol / zf: Cholesky of A by the whole block, one column per step (2 barriers a
     // step), with one retry under diagonal loading when a pivot is not clearly positive.
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -332,10 +362,12 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int group = lane / UP, user = lane % UP;
     constexpr int kGroups = 32 / UP;
+    const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
     const int stride = padded(U);
 
-    float2* mat = smem;                         // W^T: [B][U + 1]
-    float2* ybuf = mat + B * stride + warp * B; // this warp's received vector
+    float2* mat = smem;           // W^T or H: [B][U + 1]
+    float2* a = mat + B * stride; // A: [U][U + 1] (cg/cr)
+    float2* ybuf = a + (iterative ? U * stride : 0) + warp * B;
 
     auto llr_at = [&](std::size_t s) {
         return p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
@@ -352,13 +384,22 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
         return;
     }
 
+    const float2* src = iterative ? p.h : p.wt;
     stage_matrix(mat,
                  stride,
-                 p.wt + static_cast<std::size_t>(sc) * B * U,
+                 src + static_cast<std::size_t>(sc) * B * U,
                  B,
                  U,
                  threadIdx.x,
                  blockDim.x);
+    if (iterative)
+        stage_matrix(a,
+                     stride,
+                     p.a + static_cast<std::size_t>(sc) * U * U,
+                     U,
+                     U,
+                     threadIdx.x,
+                     blockDim.x);
     const bool active = user < U;
     const float rho = active ? p.rho[sc * U + user] : 0.0f;
     const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
@@ -386,16 +427,68 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
         }
         __syncwarp();
 
-        // x = W y; each lane group takes every kGroups-th antenna, then the groups are
-        // summed with butterflies.
+        // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every
+        // kGroups-th antenna, then the groups are summed with butterflies.
         float2 acc = make_float2(0.0f, 0.0f);
-        if (active)
-            for (int b = group; b < B; b += kGroups)
-                acc = cadd(acc, cmul(mat[b * stride + user], ybuf[b]));
+        if (active) {
+            if (iterative) {
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmulc(mat[b * stride + user], ybuf[b]));
+            } else {
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmul(mat[b * stride + user], ybuf[b]));
+            }
+        }
 #pragma unroll
         for (int off = UP; off < 32; off <<= 1)
             acc = cadd(acc, shfl_xor(acc, off));
-        const float2 x = acc;
+
+        float2 x = acc;
+        if (iterative) {
+            // Every group runs the same iterations on its copy (no divergence, no sync).
+            const int base = lane - user;
+            auto a_times = [&](float2 v) { // (A v)_user = sum_j conj(A[j][user]) v_j
+                float2 out = make_float2(0.0f, 0.0f);
+                for (int j = 0; j < U; ++j) {
+                    const float2 vj = shfl(v, base + j);
+                    if (active)
+                        out = cadd(out, cmulc(a[j * stride + user], vj));
+                }
+                return out;
+            };
+            auto step = [](float num, float den) {
+                return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+            };
+            float2 r = acc, pv = acc;
+            x = make_float2(0.0f, 0.0f);
+            if (p.mode == KernelMode::cg) { // li2015 Algorithm 1
+                float rr = group_sum<UP>(cnorm(r));
+                for (int it = 0; it < p.iterations; ++it) {
+                    const float2 sv = a_times(pv);
+                    const float alpha = step(rr, group_sum<UP>(cmulc(pv, sv).x));
+                    x = cadd(x, cscale(pv, alpha));
+                    r = csub(r, cscale(sv, alpha));
+                    const float rr_next = group_sum<UP>(cnorm(r));
+                    const float beta = alpha > 0.0f ? step(rr_next, rr) : 0.0f;
+                    pv = cadd(r, cscale(pv, beta));
+                    rr = rr_next;
+                }
+            } else { // broumas2023 Figure 4
+                float2 m = a_times(r), e = m;
+                float rm = group_sum<UP>(cmulc(r, m).x);
+                for (int it = 0; it < p.iterations; ++it) {
+                    const float alpha = step(rm, group_sum<UP>(cnorm(e)));
+                    x = cadd(x, cscale(pv, alpha));
+                    r = csub(r, cscale(e, alpha));
+                    m = a_times(r);
+                    const float rm_next = group_sum<UP>(cmulc(r, m).x);
+                    const float beta = alpha > 0.0f ? step(rm_next, rm) : 0.0f;
+                    pv = cadd(r, cscale(pv, beta));
+                    e = cadd(m, cscale(e, beta));
+                    rm = rm_next;
+                }
+            }
+        }
 
         if (group == 0 && active) {
             float out[8];
@@ -409,250 +502,6 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
                 p.x_hat[(s * nsc + sc) * U + user] = x;
         }
         __syncwarp(); // ybuf is rewritten for the next symbol
-    }
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* CG/CR fully fused (broumas2023's single kernel, extended): a warp per (subcarrier, */
-/* batch of up to kFusedSymbols symbols) builds A = H^H H + N0 I and y_MF = H^H y for the
- */
-/* whole batch in one pass over H (staged 32 antennas at a time in shared memory), keeps
- */
-/* row u of A in lane u's registers, and runs the iterations with warp shuffles. Nothing
- */
-/* per channel is written to or read back from global memory besides H, y and the LLRs. */
-/* ------------------------------------------------------------------------------------ */
-
-constexpr int kFusedSymbols = 16;
-constexpr int kFusedWarps = 2;
-constexpr int kChunkAntennas = 32;
-
-__host__ __device__ constexpr std::size_t fused_warp_floats2(int up)
-{
-    return static_cast<std::size_t>(kChunkAntennas) * (up + 1) +
-           static_cast<std::size_t>(kFusedSymbols) * (kChunkAntennas + 1);
-}
-
-template <int UP>
-__global__ void __launch_bounds__(32 * kFusedWarps)
-    fused_iterative_kernel(EqualizeArgs p, float n0)
-{
-    extern __shared__ float2 smem[];
-    const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
-    const int nsc = p.num_subcarriers;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int sc = blockIdx.x * kFusedWarps + warp;
-    if (sc >= nsc)
-        return;
-    const std::size_t s0 = static_cast<std::size_t>(blockIdx.y) * kFusedSymbols;
-    const std::size_t left = p.num_symbols - s0;
-    const int ns = left < kFusedSymbols ? static_cast<int>(left) : kFusedSymbols;
-    const int group = lane / UP, user = lane % UP;
-    constexpr int kGroups = 32 / UP;
-    const bool active = user < U;
-    float2* hs = smem + warp * fused_warp_floats2(UP); // [32][UP + 1]
-    float2* ys = hs + kChunkAntennas * (UP + 1);       // [kFusedSymbols][33]
-
-    auto llr_at = [&](std::size_t s) {
-        return p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
-    };
-    auto erase = [&](std::size_t s) {
-        for (int i = lane; i < U * Q; i += 32)
-            llr_at(s)[i] = 0.0f;
-        if (p.x_hat)
-            for (int u = lane; u < U; u += 32)
-                p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
-    };
-    if (p.status[sc] == kStatusBad) {
-        for (int k = 0; k < ns; ++k)
-            erase(s0 + k);
-        return;
-    }
-
-    float2 arow[UP];           // row `user` of A (partial per group until reduced)
-    float2 ymf[kFusedSymbols]; // y_MF[user] of each symbol of the batch
-#pragma unroll
-    for (int j = 0; j < UP; ++j)
-        arow[j] = make_float2(0.0f, 0.0f);
-#pragma unroll
-    for (int k = 0; k < kFusedSymbols; ++k)
-        ymf[k] = make_float2(0.0f, 0.0f);
-    unsigned bad_symbols = 0; // bit k: symbol k of the batch has NaN/Inf in y
-
-    const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
-    for (int b0 = 0; b0 < B; b0 += kChunkAntennas) {
-        const int rows = min(kChunkAntennas, B - b0);
-        stage_matrix(hs, UP + 1, h + b0 * U, rows, U, lane, 32);
-        float2 yv[kFusedSymbols];
-#pragma unroll
-        for (int k = 0; k < kFusedSymbols; ++k)
-            yv[k] = (k < ns && lane < rows)
-                        ? __ldg(p.y + ((s0 + k) * nsc + sc) * B + b0 + lane)
-                        : make_float2(0.0f, 0.0f);
-#pragma unroll
-        for (int k = 0; k < kFusedSymbols; ++k) {
-            if (k < ns) {
-                if (!cfinite(yv[k])) {
-                    yv[k] = make_float2(0.0f, 0.0f);
-                    bad_symbols |= 1u << k;
-                }
-                ys[k * (kChunkAntennas + 1) + lane] = yv[k];
-            }
-        }
-        __syncwarp();
-        if (active) {
-            for (int bb = group; bb < rows; bb += kGroups) {
-                const float2 hu = hs[bb * (UP + 1) + user];
-#pragma unroll
-                for (int j = 0; j < UP; ++j)
-                    if (j < U)
-                        arow[j] = cadd(arow[j], cmulc(hu, hs[bb * (UP + 1) + j]));
-#pragma unroll
-                for (int k = 0; k < kFusedSymbols; ++k)
-                    if (k < ns)
-                        ymf[k] =
-                            cadd(ymf[k], cmulc(hu, ys[k * (kChunkAntennas + 1) + bb]));
-            }
-        }
-        __syncwarp();
-    }
-    // Sum the lane groups (each took every kGroups-th antenna) and share the bad-symbol
-    // mask.
-#pragma unroll
-    for (int off = UP; off < 32; off <<= 1) {
-#pragma unroll
-        for (int j = 0; j < UP; ++j)
-            arow[j] = cadd(arow[j], shfl_xor(arow[j], off));
-#pragma unroll
-        for (int k = 0; k < kFusedSymbols; ++k)
-            ymf[k] = cadd(ymf[k], shfl_xor(ymf[k], off));
-    }
-#pragma unroll
-    for (int off = 16; off > 0;
-         off >>= 1) // OR over the warp (sm_75 has no __reduce_or_sync)
-        bad_symbols |= __shfl_xor_sync(0xffffffffu, bad_symbols, off);
-#pragma unroll
-    for (int j = 0; j < UP; ++j)
-        if (j == user)
-            arow[j].x += n0;
-
-    const float rho = active ? p.rho[sc * U + user] : 0.0f;
-    const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
-    const int base = lane - user;
-    auto a_times = [&](float2 v) { // (A v)_user with v_j from lane base + j
-        float2 out = make_float2(0.0f, 0.0f);
-#pragma unroll
-        for (int j = 0; j < UP; ++j) {
-            const float2 vj = shfl(v, base + j);
-            if (j < U)
-                out = cadd(out, cmul(arow[j], vj));
-        }
-        return active ? out : make_float2(0.0f, 0.0f);
-    };
-    auto step = [](float num, float den) {
-        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
-    };
-
-#pragma unroll 1
-    for (int k = 0; k < ns; ++k) {
-        const std::size_t s = s0 + k;
-        if (bad_symbols & (1u << k)) {
-            erase(s);
-            if (lane == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-            continue;
-        }
-        float2 ymf_k = make_float2(0.0f, 0.0f);
-#pragma unroll
-        for (int kk = 0; kk < kFusedSymbols; ++kk)
-            if (kk == k)
-                ymf_k = ymf[kk];
-        float2 r = active ? ymf_k : make_float2(0.0f, 0.0f), pv = r;
-        float2 x = make_float2(0.0f, 0.0f);
-        if (p.mode == KernelMode::cg) { // li2015 Algorithm 1
-            float rr = group_sum<UP>(cnorm(r));
-            for (int it = 0; it < p.iterations; ++it) {
-                const float2 sv = a_times(pv);
-                const float alpha = step(rr, group_sum<UP>(cmulc(pv, sv).x));
-                x = cadd(x, cscale(pv, alpha));
-                r = csub(r, cscale(sv, alpha));
-                const float rr_next = group_sum<UP>(cnorm(r));
-                const float beta = alpha > 0.0f ? step(rr_next, rr) : 0.0f;
-                pv = cadd(r, cscale(pv, beta));
-                rr = rr_next;
-            }
-        } else { // broumas2023 Figure 4
-            float2 m = a_times(r), e = m;
-            float rm = group_sum<UP>(cmulc(r, m).x);
-            for (int it = 0; it < p.iterations; ++it) {
-                const float alpha = step(rm, group_sum<UP>(cnorm(e)));
-                x = cadd(x, cscale(pv, alpha));
-                r = csub(r, cscale(e, alpha));
-                m = a_times(r);
-                const float rm_next = group_sum<UP>(cmulc(r, m).x);
-                const float beta = alpha > 0.0f ? step(rm_next, rm) : 0.0f;
-                pv = cadd(r, cscale(pv, beta));
-                e = cadd(m, cscale(e, beta));
-                rm = rm_next;
-            }
-        }
-        if (group == 0 && active) {
-            float out[8];
-            demap_maxlog(p.demap, cscale(x, inv_lambda), rho, out);
-            float* dst = llr_at(s) + user * Q;
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                if (j < Q)
-                    dst[j] = fminf(fmaxf(p.llr_sign * out[j], -p.llr_clip), p.llr_clip);
-            if (p.x_hat)
-                p.x_hat[(s * nsc + sc) * U + user] = x;
-        }
-    }
-}
-
-/* Per-channel work of CG/CR, which need no factorization: a warp per subcarrier checks H,
- * sums each user's channel energy G_uu and sets li2015's approximate rho and 1/lambda. */
-__global__ void __launch_bounds__(256) channel_gains_kernel(PrepareArgs p)
-{
-    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32,
-              lane = threadIdx.x % 32;
-    const int sc = warp;
-    if (sc >= p.num_subcarriers)
-        return;
-    const int B = p.num_antennas, U = p.num_users;
-    const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
-    float* rho = p.rho + static_cast<std::size_t>(sc) * U;
-    float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
-    // Lane u sums |H[b][u]|^2 over the antennas (one coalesced row read per antenna).
-    float g_uu = 0.0f;
-    bool finite = true;
-    if (lane < U)
-        for (int b = 0; b < B; ++b) {
-            const float2 v = h[b * U + lane];
-            finite = finite && cfinite(v);
-            g_uu += cnorm(v);
-        }
-    const bool all_finite = __all_sync(0xffffffffu, finite);
-    float max_gain = g_uu;
-    for (int off = 16; off > 0; off >>= 1)
-        max_gain = fmaxf(max_gain, __shfl_xor_sync(0xffffffffu, max_gain, off));
-    const bool bad = !all_finite || !(max_gain > 0.0f) || !isfinite(max_gain);
-    const bool usable = !bad && g_uu > kMinUserGain * max_gain;
-    if (lane < U) {
-        if (usable) {
-            const float r = p.n0 > 0.0f ? fminf(g_uu / p.n0, kMaxSinr) : kMaxSinr;
-            rho[lane] = r;
-            inv_lambda[lane] = (1.0f + r) / r;
-        } else {
-            rho[lane] = 0.0f;
-            inv_lambda[lane] = 0.0f;
-        }
-    }
-    const unsigned unusable =
-        __popc(__ballot_sync(0xffffffffu, lane < U && !usable && !bad));
-    if (lane == 0) {
-        p.status[sc] = bad ? kStatusBad : kStatusOk;
-        p.unusable[sc] = static_cast<std::uint8_t>(bad ? 0 : unusable);
     }
 }
 
@@ -671,8 +520,8 @@ void set_equalize_smem_limit(std::size_t bytes)
 std::size_t
 equalize_shared_bytes(int num_antennas, int num_users, KernelMode mode, int warps)
 {
-    (void)mode; // chol/zf only: CG/CR use the fused kernel
-    const std::size_t rows = num_antennas;
+    const bool iterative = mode == KernelMode::cg || mode == KernelMode::cr;
+    const std::size_t rows = num_antennas + (iterative ? num_users : 0);
     return sizeof(float2) *
            (rows * padded(num_users) + static_cast<std::size_t>(warps) * num_antennas);
 }
@@ -710,13 +559,6 @@ void launch_prepare(const PrepareArgs& args, cudaStream_t stream)
 {
     if (args.num_subcarriers == 0)
         return;
-    if (args.mode == KernelMode::cg || args.mode == KernelMode::cr) {
-        const int warps_per_block = 8;
-        const dim3 grid((args.num_subcarriers + warps_per_block - 1) / warps_per_block);
-        channel_gains_kernel<<<grid, 32 * warps_per_block, 0, stream>>>(args);
-        MIMODET_CUDA_CHECK_LAUNCH("channel_gains_kernel");
-        return;
-    }
     const dim3 grid(args.num_subcarriers), block(kPrepareThreads);
     if (args.num_users <= 8)
         prepare_kernel<8><<<grid, block, 0, stream>>>(args);
@@ -731,38 +573,6 @@ void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)
 {
     if (args.num_symbols == 0 || args.num_subcarriers == 0)
         return;
-    if (args.mode == KernelMode::cg || args.mode == KernelMode::cr) {
-        const std::size_t batches =
-            (args.num_symbols + kFusedSymbols - 1) / kFusedSymbols;
-        if (batches > 65535)
-            throw std::invalid_argument(
-                "launch_equalize: too many symbols in one call (" +
-                std::to_string(args.num_symbols) + ")");
-        const dim3 grid((args.num_subcarriers + kFusedWarps - 1) / kFusedWarps,
-                        static_cast<unsigned>(batches));
-        const int up = round_up_users(args.num_users);
-        const std::size_t smem = sizeof(float2) * kFusedWarps * fused_warp_floats2(up);
-        switch (up) {
-        case 4:
-            fused_iterative_kernel<4>
-                <<<grid, 32 * kFusedWarps, smem, stream>>>(args, args.n0);
-            break;
-        case 8:
-            fused_iterative_kernel<8>
-                <<<grid, 32 * kFusedWarps, smem, stream>>>(args, args.n0);
-            break;
-        case 16:
-            fused_iterative_kernel<16>
-                <<<grid, 32 * kFusedWarps, smem, stream>>>(args, args.n0);
-            break;
-        default:
-            fused_iterative_kernel<32>
-                <<<grid, 32 * kFusedWarps, smem, stream>>>(args, args.n0);
-            break;
-        }
-        MIMODET_CUDA_CHECK_LAUNCH("fused_iterative_kernel");
-        return;
-    }
     // Few symbols: fewer warps per block (the matrix load is per block); many: up to
     // kSymbolsPerWarp symbols per warp so the load is amortized.
     const int warps =

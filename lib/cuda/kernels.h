@@ -8,6 +8,7 @@
  * launch. Device layouts follow include/mimodet/layout.h:
  *   h     [N_sc][B][U]      channel
  *   wt    [N_sc][B][U]      W^T, W = A^-1 H^H (chol, zf)
+ *   a     [N_sc][U][U]      A = G + N0 I, full Hermitian (cg, cr)
  *   y     [n][N_sc][B]      received symbols
  *   llr   [n][N_sc][U][Q]   LLRs;  x_hat [n][N_sc][U] */
 
@@ -32,6 +33,7 @@ struct PrepareArgs {
     float n0;
     KernelMode mode;
     float2* wt;             //!< chol/zf output
+    float2* a;              //!< cg/cr output
     float* rho;             //!< [N_sc][U]
     float* inv_lambda;      //!< [N_sc][U]
     std::uint8_t* status;   //!< [N_sc]
@@ -47,7 +49,7 @@ struct EqualizeArgs {
     int iterations;
     const float2* wt; //!< chol/zf
     const float2* h;  //!< cg/cr
-    float n0;         //!< cg/cr: the fused kernel forms A = G + N0 I itself
+    const float2* a;  //!< cg/cr
     const float* rho;
     const float* inv_lambda;
     const std::uint8_t* status;
