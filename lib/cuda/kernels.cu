@@ -66,12 +66,22 @@ template <int UMAX>
 __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
 {
     constexpr int kChunk = 32; // antennas of H staged in shared memory at a time
-    constexpr int kPairs = UMAX * (UMAX + 1) / 2;
-    constexpr int kPairsPerThread = (kPairs + kPrepareThreads - 1) / kPrepareThreads;
     __shared__ float2 hs[kChunk][UMAX + 1];
-    __shared__ float2 g[UMAX][UMAX + 1];  // Gram matrix (full Hermitian)
-    __shared__ float2 l[UMAX][UMAX + 1];  // Cholesky factor (lower triangle), then A^-1
-    __shared__ float2 li[UMAX][UMAX + 1]; // L^-1
+    __shared__ float2 g[UMAX][UMAX + 1]; // Gram matrix (full Hermitian)
+    // The Gram tiles' partial sums, later the Cholesky factor L and L^-1, share `work`.
+    constexpr int kTile = UMAX >= 32 ? 4 : 2;
+    constexpr int kTiles1 = UMAX / kTile;
+    constexpr int kTiles = kTiles1 * (kTiles1 + 1) / 2;
+    constexpr int kSplit =
+        UMAX >= 32 ? 3 : kPrepareThreads / kTiles; // 48 KiB static limit
+    constexpr int kPartial = kSplit * kTiles * kTile * kTile;
+    constexpr int kWork =
+        kPartial > 2 * UMAX * (UMAX + 1) ? kPartial : 2 * UMAX * (UMAX + 1);
+    __shared__ float2 work[kWork];
+    float2(*l)[UMAX + 1] =
+        reinterpret_cast<float2(*)[UMAX + 1]>(work); // L, lower triangle
+    float2(*li)[UMAX + 1] = l + UMAX;                // L^-1
+    float2(*partial)[kTile * kTile] = reinterpret_cast<float2(*)[kTile * kTile]>(work);
     __shared__ int s_bad, s_regularized, s_unusable;
     __shared__ float s_max_gain, s_mean_gain;
 
@@ -86,20 +96,26 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
         s_unusable = 0;
     }
 
-    // G = H^H H, lower-triangle pairs (i >= j) spread over the threads.
-    int pi[kPairsPerThread], pj[kPairsPerThread];
-    float2 acc[kPairsPerThread];
-#pragma unroll
-    for (int k = 0; k < kPairsPerThread; ++k) {
-        int idx = tid + k * kPrepareThreads, i = 0;
-        while (idx > i) { // idx -> (i, j) with j <= i
-            idx -= i + 1;
-            ++i;
-        }
-        pi[k] = i;
-        pj[k] = idx;
-        acc[k] = make_float2(0.0f, 0.0f);
+    // G = H^H H with register tiles: thread (tile, ks) accumulates a kTile x kTile block
+    // of the lower triangle over the antennas b = ks (mod kSplit) of each staged chunk,
+    // reading 2 kTile values per kTile^2 products; the kSplit partial sums are then added
+    // in a fixed order (deterministic, unlike atomics).
+    const bool tiler = tid < kSplit * kTiles;
+    const int tile = tid % kTiles, ks = tid / kTiles;
+    int ti = 0, tj = tile; // tile -> (ti, tj) with tj <= ti
+    while (tj > ti) {
+        tj -= ti + 1;
+        ++ti;
     }
+    float2 acc[kTile][kTile];
+#pragma unroll
+    for (int r = 0; r < kTile; ++r)
+#pragma unroll
+        for (int c = 0; c < kTile; ++c)
+            acc[r][c] = make_float2(0.0f, 0.0f);
+    for (int idx = tid; idx < kChunk * (UMAX - U); idx += kPrepareThreads)
+        hs[idx / (UMAX - U)][U + idx % (UMAX - U)] =
+            make_float2(0.0f, 0.0f); // padding users
     __syncthreads();
     for (int b0 = 0; b0 < B; b0 += kChunk) {
         const int rows = min(kChunk, B - b0);
@@ -108,22 +124,44 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
             hs[idx / U][idx % U] = make_float2(0.0f, 0.0f); // rows past B
         // A non-finite entry makes its column's G_uu non-finite, caught below.
         __syncthreads();
+        if (tiler) {
+            for (int bb = ks; bb < kChunk; bb += kSplit) {
+                float2 hi[kTile], hj[kTile];
 #pragma unroll
-        for (int k = 0; k < kPairsPerThread; ++k) {
-            if (pi[k] < U && tid + k * kPrepareThreads < kPairs) {
-#pragma unroll 8
-                for (int bb = 0; bb < kChunk; ++bb)
-                    acc[k] = cadd(acc[k], cmulc(hs[bb][pi[k]], hs[bb][pj[k]]));
+                for (int r = 0; r < kTile; ++r) {
+                    hi[r] = hs[bb][ti * kTile + r];
+                    hj[r] = hs[bb][tj * kTile + r];
+                }
+#pragma unroll
+                for (int r = 0; r < kTile; ++r)
+#pragma unroll
+                    for (int c = 0; c < kTile; ++c)
+                        acc[r][c] = cadd(acc[r][c], cmulc(hi[r], hj[c]));
             }
         }
         __syncthreads();
     }
+    if (tiler)
 #pragma unroll
-    for (int k = 0; k < kPairsPerThread; ++k) {
-        if (pi[k] < U && tid + k * kPrepareThreads < kPairs) {
-            g[pi[k]][pj[k]] = acc[k];
-            g[pj[k]][pi[k]] = make_float2(acc[k].x, -acc[k].y);
+        for (int r = 0; r < kTile; ++r)
+#pragma unroll
+            for (int c = 0; c < kTile; ++c)
+                partial[ks * kTiles + tile][r * kTile + c] = acc[r][c];
+    __syncthreads();
+    for (int idx = tid; idx < kTiles * kTile * kTile; idx += kPrepareThreads) {
+        const int t = idx / (kTile * kTile), rc = idx % (kTile * kTile);
+        int i_t = 0, j_t = t;
+        while (j_t > i_t) {
+            j_t -= i_t + 1;
+            ++i_t;
         }
+        float2 sum = make_float2(0.0f, 0.0f);
+        for (int k = 0; k < kSplit; ++k)
+            sum = cadd(sum, partial[k * kTiles + t][rc]);
+        const int i = i_t * kTile + rc / kTile, j = j_t * kTile + rc % kTile;
+        g[i][j] = sum;
+        if (i_t != j_t)
+            g[j][i] = conj2(sum);
     }
     __syncthreads();
     if (tid == 0) {
@@ -268,15 +306,22 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     __syncthreads();
 
+    // W^T = conj(H) A^-T, 32 antennas at a time from shared memory (H staged again).
     float2* wt = p.wt + static_cast<std::size_t>(sc) * B * U;
-    for (int idx = tid; idx < B * U; idx += kPrepareThreads) {
-        const int b = idx / U, u = idx % U;
-        float2 w = make_float2(0.0f, 0.0f);
-        for (int j = 0; j < U; ++j)
-            w = cadd(w, cmul(l[u][j], conj2(h[b * U + j])));
-        wt[idx] = w;
-        if (!cfinite(w))
-            s_bad = 1;
+    for (int b0 = 0; b0 < B; b0 += kChunk) {
+        const int rows = min(kChunk, B - b0);
+        stage_matrix<4>(&hs[0][0], UMAX + 1, h + b0 * U, rows, U, tid, kPrepareThreads);
+        __syncthreads();
+        for (int idx = tid; idx < rows * U; idx += kPrepareThreads) {
+            const int bb = idx / U, u = idx % U;
+            float2 w = make_float2(0.0f, 0.0f);
+            for (int j = 0; j < U; ++j)
+                w = cadd(w, cmul(l[u][j], conj2(hs[bb][j])));
+            wt[b0 * U + idx] = w;
+            if (!cfinite(w))
+                s_bad = 1;
+        }
+        __syncthreads();
     }
     __syncthreads();
     if (s_bad) {
@@ -348,64 +393,87 @@ __device__ __forceinline__ float group_sum(float v)
     return v;
 }
 
-template <int UP>
+/* kStaged: a block per (subcarrier, group of symbols) stages W^T (or H and A) in shared
+ * memory once for all its symbols. Otherwise (few symbols per subcarrier, e.g.
+ * broumas2023's one-symbol systems) each warp takes one (subcarrier, symbol) pair and
+ * reads the matrices straight from global memory: staging would be used once, and a block
+ * per subcarrier would leave most of the SM idle. */
+template <int UP, bool kStaged>
 __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     equalize_kernel(EqualizeArgs p, int symbols_per_block)
 {
     extern __shared__ float2 smem[];
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
     const int nsc = p.num_subcarriers;
-    const int sc = blockIdx.x;
-    const std::size_t sym_begin =
-        static_cast<std::size_t>(blockIdx.y) * symbols_per_block;
-    const std::size_t sym_end = min(p.num_symbols, sym_begin + symbols_per_block);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int group = lane / UP, user = lane % UP;
     constexpr int kGroups = 32 / UP;
     const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
-    const int stride = padded(U);
 
-    float2* mat = smem;           // W^T or H: [B][U + 1]
-    float2* a = mat + B * stride; // A: [U][U + 1] (cg/cr)
-    float2* ybuf = a + (iterative ? U * stride : 0) + warp * B;
+    int sc;
+    std::size_t sym_begin, sym_end, sym_step;
+    if (kStaged) {
+        sc = blockIdx.x;
+        sym_begin = static_cast<std::size_t>(blockIdx.y) * symbols_per_block + warp;
+        sym_end = min(p.num_symbols,
+                      static_cast<std::size_t>(blockIdx.y) * symbols_per_block +
+                          symbols_per_block);
+        sym_step = warps;
+    } else {
+        const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * warps + warp;
+        if (pair >= p.num_symbols * nsc)
+            return;
+        sc = static_cast<int>(pair %
+                              nsc); // neighbouring warps read neighbouring y vectors
+        sym_begin = pair / nsc;
+        sym_end = sym_begin + 1;
+        sym_step = 1;
+    }
+    const int stride = kStaged ? padded(U) : U;
+    const float2* src = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
+    const float2* asrc = p.a + static_cast<std::size_t>(sc) * U * U;
+    const float2* mat = src;
+    const float2* a = asrc;
+    float2* ybuf;
+    if (kStaged) {
+        float2* mat_s = smem;             // W^T or H: [B][U + 1]
+        float2* a_s = mat_s + B * stride; // A: [U][U + 1] (cg/cr)
+        mat = mat_s;
+        a = a_s;
+        ybuf = a_s + (iterative ? U * stride : 0) + warp * B;
+    } else {
+        ybuf = smem + warp * B;
+    }
 
     auto llr_at = [&](std::size_t s) {
         return p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
     };
     if (p.status[sc] ==
         kStatusBad) { // no usable channel: every LLR of the subcarrier is 0
-        for (std::size_t s = sym_begin + warp; s < sym_end; s += warps) {
+        for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
             for (int i = lane; i < U * Q; i += 32)
                 llr_at(s)[i] = 0.0f;
             if (p.x_hat)
                 for (int u = lane; u < U; u += 32)
                     p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
         }
-        return;
+        return; // uniform per block when staged (one subcarrier per block)
     }
 
-    const float2* src = iterative ? p.h : p.wt;
-    stage_matrix(mat,
-                 stride,
-                 src + static_cast<std::size_t>(sc) * B * U,
-                 B,
-                 U,
-                 threadIdx.x,
-                 blockDim.x);
-    if (iterative)
-        stage_matrix(a,
-                     stride,
-                     p.a + static_cast<std::size_t>(sc) * U * U,
-                     U,
-                     U,
-                     threadIdx.x,
-                     blockDim.x);
+    if (kStaged) {
+        stage_matrix(
+            const_cast<float2*>(mat), stride, src, B, U, threadIdx.x, blockDim.x);
+        if (iterative)
+            stage_matrix(
+                const_cast<float2*>(a), stride, asrc, U, U, threadIdx.x, blockDim.x);
+    }
     const bool active = user < U;
     const float rho = active ? p.rho[sc * U + user] : 0.0f;
     const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
-    __syncthreads();
+    if (kStaged)
+        __syncthreads();
 
-    for (std::size_t s = sym_begin + warp; s < sym_end; s += warps) {
+    for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
         const float2* ys = p.y + (s * nsc + sc) * B;
         bool finite = true;
         for (int b = lane; b < B; b += 32) {
@@ -510,9 +578,43 @@ int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; 
 template <int UP>
 void set_equalize_smem_limit(std::size_t bytes)
 {
-    MIMODET_CUDA_CHECK(cudaFuncSetAttribute(equalize_kernel<UP>,
+    MIMODET_CUDA_CHECK(cudaFuncSetAttribute(equalize_kernel<UP, true>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(bytes)));
+}
+
+//! Symbols per subcarrier below which each warp takes a (subcarrier, symbol) pair.
+constexpr std::size_t kDirectBelowSymbols = 3;
+
+template <int UP>
+void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
+{
+    if (args.num_symbols < kDirectBelowSymbols) {
+        const std::size_t pairs = args.num_symbols * args.num_subcarriers;
+        const std::size_t blocks = (pairs + kMaxWarpsPerBlock - 1) / kMaxWarpsPerBlock;
+        if (blocks > 0x7fffffffu)
+            throw std::invalid_argument("launch_equalize: too many symbols in one call");
+        const std::size_t smem = sizeof(float2) * kMaxWarpsPerBlock * args.num_antennas;
+        equalize_kernel<UP, false>
+            <<<static_cast<unsigned>(blocks), 32 * kMaxWarpsPerBlock, smem, stream>>>(
+                args, 1);
+        return;
+    }
+    // A block per subcarrier and group of symbols: up to kSymbolsPerWarp symbols per warp
+    // so that staging the matrix is amortized.
+    const int warps =
+        static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, args.num_symbols));
+    const std::size_t per_block = static_cast<std::size_t>(warps) * kSymbolsPerWarp;
+    const std::size_t y_blocks = (args.num_symbols + per_block - 1) / per_block;
+    if (y_blocks > 65535)
+        throw std::invalid_argument("launch_equalize: too many symbols in one call (" +
+                                    std::to_string(args.num_symbols) + ")");
+    const dim3 grid(args.num_subcarriers, static_cast<unsigned>(y_blocks)),
+        block(32 * warps);
+    const std::size_t smem =
+        equalize_shared_bytes(args.num_antennas, args.num_users, args.mode, warps);
+    equalize_kernel<UP, true>
+        <<<grid, block, smem, stream>>>(args, static_cast<int>(per_block));
 }
 
 } // namespace
@@ -573,32 +675,18 @@ void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)
 {
     if (args.num_symbols == 0 || args.num_subcarriers == 0)
         return;
-    // Few symbols: fewer warps per block (the matrix load is per block); many: up to
-    // kSymbolsPerWarp symbols per warp so the load is amortized.
-    const int warps =
-        static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, args.num_symbols));
-    const std::size_t per_block = static_cast<std::size_t>(warps) * kSymbolsPerWarp;
-    const std::size_t y_blocks = (args.num_symbols + per_block - 1) / per_block;
-    if (y_blocks > 65535)
-        throw std::invalid_argument("launch_equalize: too many symbols in one call (" +
-                                    std::to_string(args.num_symbols) + ")");
-    const dim3 grid(args.num_subcarriers, static_cast<unsigned>(y_blocks)),
-        block(32 * warps);
-    const std::size_t smem =
-        equalize_shared_bytes(args.num_antennas, args.num_users, args.mode, warps);
-    const int spb = static_cast<int>(per_block);
     switch (round_up_users(args.num_users)) {
     case 4:
-        equalize_kernel<4><<<grid, block, smem, stream>>>(args, spb);
+        launch_equalize_for<4>(args, stream);
         break;
     case 8:
-        equalize_kernel<8><<<grid, block, smem, stream>>>(args, spb);
+        launch_equalize_for<8>(args, stream);
         break;
     case 16:
-        equalize_kernel<16><<<grid, block, smem, stream>>>(args, spb);
+        launch_equalize_for<16>(args, stream);
         break;
     default:
-        equalize_kernel<32><<<grid, block, smem, stream>>>(args, spb);
+        launch_equalize_for<32>(args, stream);
         break;
     }
     MIMODET_CUDA_CHECK_LAUNCH("equalize_kernel");
