@@ -440,9 +440,9 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
         float2* a_s = mat_s + B * stride; // A: [U][U + 1] (cg/cr)
         mat = mat_s;
         a = a_s;
-        ybuf = a_s + (iterative ? U * stride : 0) + warp * 2 * B;
+        ybuf = a_s + (iterative ? U * stride : 0) + warp * B;
     } else {
-        ybuf = smem + warp * 2 * B;
+        ybuf = smem + warp * B;
     }
 
     auto llr_at = [&](std::size_t s) {
@@ -473,10 +473,45 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     if (kStaged)
         __syncthreads();
 
-    // Iterations (cg/cr), demapping and output of one symbol from its x (chol/zf) or
-    // y_MF.
-    auto finish = [&](std::size_t s, float2 acc_in) {
-        float2 x = acc_in;
+    for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
+        const float2* ys = p.y + (s * nsc + sc) * B;
+        bool finite = true;
+        for (int b = lane; b < B; b += 32) {
+            const float2 v = ys[b];
+            finite = finite && cfinite(v);
+            ybuf[b] = v;
+        }
+        if (!__all_sync(0xffffffffu,
+                        finite)) { // NaN/Inf in y: erase this (symbol, subcarrier)
+            for (int i = lane; i < U * Q; i += 32)
+                llr_at(s)[i] = 0.0f;
+            if (p.x_hat)
+                for (int u = lane; u < U; u += 32)
+                    p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
+            if (lane == 0)
+                atomicAdd(p.bad_sample_count, 1ull);
+            __syncwarp();
+            continue;
+        }
+        __syncwarp();
+
+        // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every
+        // kGroups-th antenna, then the groups are summed with butterflies.
+        float2 acc = make_float2(0.0f, 0.0f);
+        if (active) {
+            if (iterative) {
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmulc(mat[b * stride + user], ybuf[b]));
+            } else {
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmul(mat[b * stride + user], ybuf[b]));
+            }
+        }
+#pragma unroll
+        for (int off = UP; off < 32; off <<= 1)
+            acc = cadd(acc, shfl_xor(acc, off));
+
+        float2 x = acc;
         if (iterative) {
             // Every group runs the same iterations on its copy (no divergence, no sync).
             const int base = lane - user;
@@ -492,7 +527,7 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
             auto step = [](float num, float den) {
                 return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
             };
-            float2 r = acc_in, pv = acc_in;
+            float2 r = acc, pv = acc;
             x = make_float2(0.0f, 0.0f);
             if (p.mode == KernelMode::cg) { // li2015 Algorithm 1
                 float rr = group_sum<UP>(cnorm(r));
@@ -534,72 +569,7 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
             if (p.x_hat)
                 p.x_hat[(s * nsc + sc) * U + user] = x;
         }
-    };
-    auto erase = [&](std::size_t s) {
-        for (int i = lane; i < U * Q; i += 32)
-            llr_at(s)[i] = 0.0f;
-        if (p.x_hat)
-            for (int u = lane; u < U; u += 32)
-                p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
-        if (lane == 0)
-            atomicAdd(p.bad_sample_count, 1ull);
-    };
-
-    // Two symbols per pass: each matrix element read from shared memory serves both.
-    float2* ybuf1 = ybuf + B;
-    for (std::size_t s = sym_begin; s < sym_end; s += 2 * sym_step) {
-        const std::size_t s1 = s + sym_step;
-        const bool two = s1 < sym_end;
-        const float2* y0 = p.y + (s * nsc + sc) * B;
-        const float2* y1 = p.y + (s1 * nsc + sc) * B;
-        bool finite0 = true, finite1 = true;
-        for (int b = lane; b < B; b += 32) {
-            const float2 v0 = y0[b];
-            const float2 v1 = two ? y1[b] : make_float2(0.0f, 0.0f);
-            finite0 = finite0 && cfinite(v0);
-            finite1 = finite1 && cfinite(v1);
-            ybuf[b] = v0;
-            ybuf1[b] = v1;
-        }
-        const bool ok0 = __all_sync(0xffffffffu, finite0);
-        const bool ok1 = __all_sync(0xffffffffu, finite1);
-        __syncwarp();
-
-        // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every
-        // kGroups-th antenna, then the groups are summed with butterflies. A symbol with
-        // NaN/Inf is computed too (its lanes see the same values) and then erased.
-        float2 acc0 = make_float2(0.0f, 0.0f), acc1 = make_float2(0.0f, 0.0f);
-        if (active) {
-            if (iterative) {
-                for (int b = group; b < B; b += kGroups) {
-                    const float2 m = mat[b * stride + user];
-                    acc0 = cadd(acc0, cmulc(m, ybuf[b]));
-                    acc1 = cadd(acc1, cmulc(m, ybuf1[b]));
-                }
-            } else {
-                for (int b = group; b < B; b += kGroups) {
-                    const float2 m = mat[b * stride + user];
-                    acc0 = cadd(acc0, cmul(m, ybuf[b]));
-                    acc1 = cadd(acc1, cmul(m, ybuf1[b]));
-                }
-            }
-        }
-#pragma unroll
-        for (int off = UP; off < 32; off <<= 1) {
-            acc0 = cadd(acc0, shfl_xor(acc0, off));
-            acc1 = cadd(acc1, shfl_xor(acc1, off));
-        }
-        if (ok0)
-            finish(s, acc0);
-        else
-            erase(s);
-        if (two) {
-            if (ok1)
-                finish(s1, acc1);
-            else
-                erase(s1);
-        }
-        __syncwarp(); // ybuf is rewritten for the next pair
+        __syncwarp(); // ybuf is rewritten for the next symbol
     }
 }
 
@@ -624,8 +594,7 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
         const std::size_t blocks = (pairs + kMaxWarpsPerBlock - 1) / kMaxWarpsPerBlock;
         if (blocks > 0x7fffffffu)
             throw std::invalid_argument("launch_equalize: too many symbols in one call");
-        const std::size_t smem =
-            sizeof(float2) * kMaxWarpsPerBlock * 2 * args.num_antennas;
+        const std::size_t smem = sizeof(float2) * kMaxWarpsPerBlock * args.num_antennas;
         equalize_kernel<UP, false>
             <<<static_cast<unsigned>(blocks), 32 * kMaxWarpsPerBlock, smem, stream>>>(
                 args, 1);
@@ -655,8 +624,8 @@ equalize_shared_bytes(int num_antennas, int num_users, KernelMode mode, int warp
 {
     const bool iterative = mode == KernelMode::cg || mode == KernelMode::cr;
     const std::size_t rows = num_antennas + (iterative ? num_users : 0);
-    return sizeof(float2) * (rows * padded(num_users) +
-                             static_cast<std::size_t>(warps) * 2 * num_antennas);
+    return sizeof(float2) *
+           (rows * padded(num_users) + static_cast<std::size_t>(warps) * num_antennas);
 }
 
 void configure_kernels(int num_antennas, int num_users, KernelMode mode)
