@@ -90,6 +90,17 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
     float* rho = p.rho + static_cast<std::size_t>(sc) * U;
     float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
+    // No usable channel on this subcarrier: every LLR will be 0. Called by all threads.
+    auto erase_subcarrier = [&] {
+        for (int u = tid; u < U; u += kPrepareThreads) {
+            rho[u] = 0.0f;
+            inv_lambda[u] = 0.0f;
+        }
+        if (tid == 0) {
+            p.status[sc] = kStatusBad;
+            p.unusable[sc] = 0;
+        }
+    };
     if (tid == 0) {
         s_bad = 0;
         s_regularized = 0;
@@ -177,14 +188,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     __syncthreads();
     if (s_bad) {
-        for (int u = tid; u < U; u += kPrepareThreads) {
-            rho[u] = 0.0f;
-            inv_lambda[u] = 0.0f;
-        }
-        if (tid == 0) {
-            p.status[sc] = kStatusBad;
-            p.unusable[sc] = 0;
-        }
+        erase_subcarrier();
         return;
     }
     const float min_gain = kMinUserGain * s_max_gain;
@@ -269,14 +273,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     __syncthreads();
     if (s_bad) {
-        for (int u = tid; u < U; u += kPrepareThreads) {
-            rho[u] = 0.0f;
-            inv_lambda[u] = 0.0f;
-        }
-        if (tid == 0) {
-            p.status[sc] = kStatusBad;
-            p.unusable[sc] = 0;
-        }
+        erase_subcarrier();
         return;
     }
 
@@ -325,14 +322,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
     }
     __syncthreads();
     if (s_bad) {
-        for (int u = tid; u < U; u += kPrepareThreads) {
-            rho[u] = 0.0f;
-            inv_lambda[u] = 0.0f;
-        }
-        if (tid == 0) {
-            p.status[sc] = kStatusBad;
-            p.unusable[sc] = 0;
-        }
+        erase_subcarrier();
         return;
     }
     // lambda_u = (W H)_uu (chol) and the post-ZF noise N0 |w_u|^2 (zf): a warp per user,
