@@ -22,6 +22,7 @@
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
 #ifdef MIMODET_HAVE_CUDA
+#include "cublas_baseline.h"
 #include <cuda/cuda_detector.h>
 #include <cuda_runtime.h>
 #endif
@@ -136,6 +137,9 @@ struct Result {
            ber = 0;
     double prepare_ms = 0,
            equalize_ms = 0; //!< kernel-only split: per channel, per symbols
+    //! In-run cuBLAS/cuSOLVER baseline (li2015's library approach; chol only): its
+    //! kernel-only time and the share of confident hard decisions it agrees on with ours.
+    double baseline_ms = 0, baseline_agreement = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
@@ -324,6 +328,42 @@ bench_cuda(const BenchConfig& c, int reps, int streams, int device, const Bandwi
     r.prepare_ms = median(prepare_ms);
     r.equalize_ms = median(equalize_ms);
 
+    if (c.mode == DetectorMode::chol) {
+        // The same frames through the library pipeline, timed the same way, and its LLRs
+        // compared with ours on the last frame (signs of the LLRs that are not near
+        // zero).
+        bench::CublasMmseBaseline baseline(d, c.nsym, c.mod);
+        cuda::Buffer<float> dllr_base(llr_count, false);
+        std::vector<double> base_ms;
+        std::size_t k = 0;
+        for (int i = 0; i < reps + 3; ++i) {
+            k = static_cast<std::size_t>(i) % frames.size();
+            CHECK(cudaEventRecord(e0, stream));
+            baseline.run(
+                dh[k]->get(), frames[k].n0, dy[k]->get(), dllr_base.get(), stream);
+            CHECK(cudaEventRecord(e1, stream));
+            CHECK(cudaEventSynchronize(e1));
+            float t = 0;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (i >= 3)
+                base_ms.push_back(t);
+        }
+        r.baseline_ms = median(base_ms);
+        det.set_channel_device(dh[k]->get(), frames[k].n0, stream);
+        det.detect_device(dy[k]->get(), c.nsym, dllr.get(), nullptr, stream);
+        CHECK(cudaStreamSynchronize(stream));
+        std::vector<float> ours(llr_count), theirs(llr_count);
+        cuda::copy_to_host(ours.data(), dllr.get(), dllr.bytes());
+        cuda::copy_to_host(theirs.data(), dllr_base.get(), dllr_base.bytes());
+        std::size_t confident = 0, agree = 0;
+        for (std::size_t i = 0; i < llr_count; ++i)
+            if (std::abs(ours[i]) > 1e-2f) {
+                ++confident;
+                agree += (ours[i] > 0) == (theirs[i] > 0);
+            }
+        r.baseline_agreement = confident ? static_cast<double>(agree) / confident : 0.0;
+    }
+
     // End-to-end from pinned host memory (channel and symbols, as li2015) through the
     // engine's pipeline.
     std::vector<std::unique_ptr<cuda::Buffer<cf32>>> hy, hh;
@@ -442,7 +482,7 @@ int main(int argc, char** argv)
         if (gpu)
             throw std::runtime_error("this build has no CUDA backend; use --backend cpu");
 #endif
-        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s\n",
+        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s %9s %8s\n",
                     "config",
                     "kernel Mb/s",
                     "e2e Mb/s",
@@ -452,7 +492,9 @@ int main(int argc, char** argv)
                     "e2e ms",
                     "floor%",
                     "bound%",
-                    "BER");
+                    "BER",
+                    "cuBLAS ms",
+                    "x cuBLAS");
         for (const auto& c : configs) {
             Result r;
 #ifdef MIMODET_HAVE_CUDA
@@ -465,7 +507,8 @@ int main(int argc, char** argv)
             results.push_back(r);
             auto mbps = [&](double ms) { return ms > 0 ? r.bits / (ms * 1e3) : 0.0; };
             std::printf(
-                "%-32s %12.1f %12.1f %10.4f %10.4f %10.4f %10.4f %8.1f %8.1f %9.2e\n",
+                "%-32s %12.1f %12.1f %10.4f %10.4f %10.4f %10.4f %8.1f %8.1f %9.2e %9.4f "
+                "%8.1f\n",
                 c.name.c_str(),
                 mbps(r.kernel_ms),
                 mbps(r.e2e_ms),
@@ -476,7 +519,9 @@ int main(int argc, char** argv)
                 r.kernel_ms > 0 ? 100.0 * r.kernel_floor_ms / r.kernel_ms : 0.0,
                 r.e2e_ms > 0 && r.e2e_bound_ms > 0 ? 100.0 * r.e2e_bound_ms / r.e2e_ms
                                                    : 0.0,
-                r.ber);
+                r.ber,
+                r.baseline_ms,
+                r.baseline_ms > 0 && r.kernel_ms > 0 ? r.baseline_ms / r.kernel_ms : 0.0);
             std::fflush(stdout);
         }
         if (opt.count("--json")) {
@@ -501,6 +546,8 @@ int main(int argc, char** argv)
                     << ", \"prepare_ms\": " << r.prepare_ms
                     << ", \"equalize_ms\": " << r.equalize_ms
                     << ", \"e2e_ms\": " << r.e2e_ms
+                    << ", \"cublas_baseline_ms\": " << r.baseline_ms
+                    << ", \"cublas_baseline_agreement\": " << r.baseline_agreement
                     << ", \"kernel_floor_ms\": " << r.kernel_floor_ms
                     << ", \"e2e_bound_ms\": " << r.e2e_bound_ms << ", \"ber\": " << r.ber
                     << "}" << (i + 1 < results.size() ? "," : "") << "\n";
