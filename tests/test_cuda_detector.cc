@@ -310,3 +310,70 @@ TEST(CudaDetector, FactoryPicksTheGpuForAutoAndCuda)
     EXPECT_EQ(make_detector(c, &reason)->name(), "cpu-cr");
     EXPECT_NE(reason.find("B=256"), std::string::npos) << reason;
 }
+
+TEST(CudaDetector, SeveralDetectorsAliveAtOnce)
+{
+    // A detector built later (smaller shared memory) must not break an earlier one.
+    SKIP_WITHOUT_GPU();
+    const Case big{ 128, 16, 24, 20, Modulation::qam16, DetectorMode::cg, 3, 10.0, 0.0 };
+    const Case small{
+        128, 16, 24, 20, Modulation::qam16, DetectorMode::chol, 3, 10.0, 0.0
+    };
+    const Frame f = frame_of(big, 21);
+    cuda::CudaDetector first(config_of(big, Backend::cuda));
+    cuda::CudaDetector second(config_of(small, Backend::cuda));
+    auto cpu = make_detector(config_of(big, Backend::cpu));
+    expect_close(
+        run(first, f, big.nsym), run(*cpu, f, big.nsym), "cg after a chol detector");
+    auto cpu2 = make_detector(config_of(small, Backend::cpu));
+    expect_close(run(second, f, small.nsym), run(*cpu2, f, small.nsym), "chol");
+}
+
+TEST(CudaDetector, SignClipAndBadSamplesOnBadSubcarriersMatchTheCpu)
+{
+    SKIP_WITHOUT_GPU();
+    Case c{ 16, 4, 10, 3, Modulation::qam64, DetectorMode::chol, 3, 25.0, 0.0 };
+    Frame f = frame_of(c, 33);
+    const Dims d = config_of(c, Backend::cpu).dims();
+    f.h[d.channel_index(3, 0, 0)] = cf32(NAN, 0.0f); // subcarrier 3 erased...
+    f.y[2 * d.rx_items() + d.rx_index(3, 1)] =
+        cf32(INFINITY, 0.0f); // ...and its y bad too
+    auto cfg_gpu = config_of(c, Backend::cuda), cfg_cpu = config_of(c, Backend::cpu);
+    for (auto* cfg : { &cfg_gpu, &cfg_cpu }) {
+        cfg->llr_sign = LlrSign::positive_means_zero;
+        cfg->llr_clip = 4.0f;
+    }
+    cuda::CudaDetector gpu(cfg_gpu);
+    auto cpu = make_detector(cfg_cpu);
+    const Outputs g = run(gpu, f, c.nsym), r = run(*cpu, f, c.nsym);
+    expect_close(g, r, "sign and clip");
+    float largest = 0;
+    for (float l : g.llr)
+        largest = std::max(largest, std::abs(l));
+    EXPECT_EQ(largest, 4.0f);
+    EXPECT_EQ(g.stats.bad_sample_vectors, r.stats.bad_sample_vectors);
+    EXPECT_EQ(g.stats.bad_sample_vectors, 1u);
+}
+
+TEST(CudaDetector, DeviceChannelThenHostDetectAreOrdered)
+{
+    // set_channel_device on one stream, then detect() on the engine's other streams: the
+    // equalize launches must wait for the prepare kernel.
+    SKIP_WITHOUT_GPU();
+    const Case c{ 256, 32, 64, 40, Modulation::qam16, DetectorMode::chol, 3, 10.0, 0.0 };
+    const Frame f = frame_of(c, 41);
+    const Dims d = config_of(c, Backend::cpu).dims();
+    cuda::EngineOptions opt;
+    opt.streams = 3;
+    opt.chunk_bytes = 2 * d.rx_items() * sizeof(cf32);
+    cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+    const Outputs host = run(gpu, f, c.nsym);
+    Frame other = frame_of(c, 42);
+    gpu.set_channel(other.h.data(), other.n0); // a different channel in force before
+    cuda::Buffer<cf32> dh(f.h.size(), false);
+    cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
+    gpu.set_channel_device(dh.get(), f.n0);
+    std::vector<float> llr(host.llr.size(), NAN);
+    gpu.detect(f.y.data(), c.nsym, llr.data());
+    EXPECT_EQ(llr, host.llr);
+}

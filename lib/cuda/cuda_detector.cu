@@ -20,7 +20,8 @@ int device_count(std::string* why_not)
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
-        cudaGetLastError(); // clear the sticky-free error so later calls start clean
+        cudaGetLastError(); // reset the last-error state (a missing driver stays
+                            // reported)
         if (why_not)
             *why_not = std::string("no usable CUDA device: ") + cudaGetErrorString(err);
         return 0;
@@ -169,6 +170,10 @@ struct CudaDetector::Impl {
         bool busy = false;
     };
     std::vector<Slot> slots;
+    // Ordering of the channel state between streams: equalize launches wait for the last
+    // prepare (channel_ready); a new prepare waits for the last device-API equalize
+    // (last_use), which may run on a caller's stream.
+    cudaEvent_t channel_ready = nullptr, last_use = nullptr;
     float2* h_channel = nullptr;      // pinned staging of H
     std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
     std::uint8_t* h_unusable = nullptr;
@@ -182,6 +187,16 @@ struct CudaDetector::Impl {
           options(o),
           constellation(c.modulation),
           mode(kernel_mode(c.mode))
+    {
+        try {
+            acquire();
+        } catch (...) {
+            release(); // nothing leaks when construction fails half-way
+            throw;
+        }
+    }
+
+    void acquire()
     {
         config.validate();
         if (dims.num_users > kMaxUsers || dims.num_antennas > kMaxAntennas)
@@ -236,12 +251,21 @@ struct CudaDetector::Impl {
             s.h_llr = pinned_alloc<float>(chunk_symbols * dims.llr_items());
             s.h_x_hat = pinned_alloc<float2>(chunk_symbols * dims.symbol_items());
         }
+        MIMODET_CUDA_CHECK(
+            cudaEventCreateWithFlags(&channel_ready, cudaEventDisableTiming));
+        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&last_use, cudaEventDisableTiming));
     }
 
-    ~Impl()
+    ~Impl() { release(); }
+
+    //! Frees whatever was acquired; never throws (errors while freeing are ignored).
+    void release() noexcept
     {
-        // Destructors must not throw: errors while freeing are ignored.
         cudaSetDevice(options.device);
+        if (last_use)
+            cudaEventSynchronize(last_use);
+        cudaEventDestroy(channel_ready);
+        cudaEventDestroy(last_use);
         for (auto& s : slots) {
             if (s.stream)
                 cudaStreamSynchronize(s.stream);
@@ -266,6 +290,14 @@ struct CudaDetector::Impl {
         cudaFreeHost(h_status);
         cudaFreeHost(h_unusable);
         cudaFreeHost(h_bad_samples);
+        slots.clear();
+        channel_ready = last_use = nullptr;
+        d_h = d_wt = d_a = nullptr;
+        d_rho = d_inv_lambda = nullptr;
+        d_status = d_unusable = nullptr;
+        d_bad_samples = h_bad_samples = nullptr;
+        h_channel = nullptr;
+        h_status = h_unusable = nullptr;
     }
 
     cudaStream_t stream_or_default(void* s) const
@@ -288,7 +320,9 @@ struct CudaDetector::Impl {
         a.inv_lambda = d_inv_lambda;
         a.status = d_status;
         a.unusable = d_unusable;
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use, 0));
         launch_prepare(a, stream);
+        MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
     }
 
     void equalize(const float2* d_y,
@@ -318,6 +352,7 @@ struct CudaDetector::Impl {
         a.llr = d_llr;
         a.x_hat = d_x_hat;
         a.bad_sample_count = d_bad_samples;
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
         launch_equalize(a, stream);
     }
 
@@ -363,7 +398,10 @@ void CudaDetector::set_channel(const cf32* h, float n0)
     m.has_channel = true;
     const std::size_t nsc = m.dims.num_subcarriers;
     cudaStream_t stream = m.slots.front().stream;
-    synchronize(); // the previous channel may still be in use by queued symbols
+    // The previous channel may still be in use by queued symbols (engine streams, or a
+    // caller's stream through the device API).
+    synchronize();
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
     if (!std::isfinite(n0) || n0 < 0.0f) {
         ++m.stats.invalid_noise_variance;
         m.stats.bad_channel_subcarriers += nsc;
@@ -388,8 +426,8 @@ void CudaDetector::set_channel(const cf32* h, float n0)
         cudaMemcpyAsync(m.h_unusable, m.d_unusable, nsc, cudaMemcpyDeviceToHost, stream));
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (std::size_t sc = 0; sc < nsc; ++sc) {
-        m.stats.bad_channel_subcarriers += m.h_status[sc] == kStatusBad ? 1 : 0;
-        m.stats.regularized_subcarriers += m.h_status[sc] == kStatusRegularized ? 1 : 0;
+        m.stats.bad_channel_subcarriers += (m.h_status[sc] & kStatusBad) ? 1 : 0;
+        m.stats.regularized_subcarriers += (m.h_status[sc] & kStatusRegularized) ? 1 : 0;
         m.stats.unusable_user_channels += m.h_unusable[sc];
     }
 }
@@ -413,11 +451,13 @@ void CudaDetector::detect_device(
     if (!m.has_channel)
         throw std::logic_error(name() + ": detect_device() called before set_channel()");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    cudaStream_t s = m.stream_or_default(stream);
     m.equalize(reinterpret_cast<const float2*>(d_y),
                n_symbols,
                d_llr,
                reinterpret_cast<float2*>(d_x_hat),
-               m.stream_or_default(stream));
+               s);
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
     m.stats.symbols += n_symbols;
 }
 
@@ -428,6 +468,13 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
         throw std::logic_error(name() + ": detect() called before set_channel()");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     const Dims& d = m.dims;
+    // A previous call that threw may have left chunks in flight: drain them, discard
+    // them.
+    for (auto& s : m.slots)
+        if (s.busy) {
+            cudaStreamSynchronize(s.stream);
+            s.busy = false;
+        }
     // Pinned caller buffers are read and written by DMA directly; others go through the
     // slots' pinned staging (a host copy each way).
     const bool direct =

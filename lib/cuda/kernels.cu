@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
             inv_lambda[u] = 0.0f;
         }
         if (tid == 0) {
-            p.status[sc] = kStatusBad;
+            p.status[sc] = kStatusBad | (s_regularized ? kStatusRegularized : 0);
             p.unusable[sc] = 0;
         }
     };
@@ -262,9 +262,9 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
                 l[k][k] = make_float2(sqrtf(d), 0.0f);
             __syncthreads();
         }
+        if (tid == 0 && attempt == 1)
+            s_regularized = 1; // counted like the CPU: whenever loading was needed
         if (ok) {
-            if (tid == 0 && attempt == 1)
-                s_regularized = 1;
             break;
         }
         if (attempt == 1 && tid == 0)
@@ -438,9 +438,16 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     auto llr_at = [&](std::size_t s) {
         return p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
     };
-    if (p.status[sc] ==
+    if (p.status[sc] &
         kStatusBad) { // no usable channel: every LLR of the subcarrier is 0
         for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
+            // Non-finite y is still counted, as on the CPU.
+            const float2* ys = p.y + (s * nsc + sc) * B;
+            bool finite = true;
+            for (int b = lane; b < B; b += 32)
+                finite = finite && cfinite(ys[b]);
+            if (!__all_sync(0xffffffffu, finite) && lane == 0)
+                atomicAdd(p.bad_sample_count, 1ull);
             for (int i = lane; i < U * Q; i += 32)
                 llr_at(s)[i] = 0.0f;
             if (p.x_hat)
@@ -591,20 +598,28 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
         return;
     }
     // A block per subcarrier and group of symbols: up to kSymbolsPerWarp symbols per warp
-    // so that staging the matrix is amortized.
+    // so that staging the matrix is amortized. grid.y is limited to 65535: long calls are
+    // cut into slices.
     const int warps =
         static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, args.num_symbols));
     const std::size_t per_block = static_cast<std::size_t>(warps) * kSymbolsPerWarp;
-    const std::size_t y_blocks = (args.num_symbols + per_block - 1) / per_block;
-    if (y_blocks > 65535)
-        throw std::invalid_argument("launch_equalize: too many symbols in one call (" +
-                                    std::to_string(args.num_symbols) + ")");
-    const dim3 grid(args.num_subcarriers, static_cast<unsigned>(y_blocks)),
-        block(32 * warps);
+    const std::size_t max_slice = per_block * 65535;
     const std::size_t smem =
         equalize_shared_bytes(args.num_antennas, args.num_users, args.mode, warps);
-    equalize_kernel<UP, true>
-        <<<grid, block, smem, stream>>>(args, static_cast<int>(per_block));
+    const std::size_t nsc = static_cast<std::size_t>(args.num_subcarriers);
+    for (std::size_t first = 0; first < args.num_symbols; first += max_slice) {
+        EqualizeArgs slice = args;
+        slice.num_symbols = std::min(max_slice, args.num_symbols - first);
+        slice.y = args.y + first * nsc * args.num_antennas;
+        slice.llr = args.llr + first * nsc * args.num_users * args.demap.bits;
+        if (args.x_hat)
+            slice.x_hat = args.x_hat + first * nsc * args.num_users;
+        const std::size_t y_blocks = (slice.num_symbols + per_block - 1) / per_block;
+        const dim3 grid(args.num_subcarriers, static_cast<unsigned>(y_blocks)),
+            block(32 * warps);
+        equalize_kernel<UP, true>
+            <<<grid, block, smem, stream>>>(slice, static_cast<int>(per_block));
+    }
 }
 
 } // namespace
@@ -631,20 +646,12 @@ void configure_kernels(int num_antennas, int num_users, KernelMode mode)
             "the equalize kernel needs " + std::to_string(need) +
             " bytes of shared memory for B=" + std::to_string(num_antennas) + ", U=" +
             std::to_string(num_users) + "; this GPU allows " + std::to_string(optin));
-    switch (round_up_users(num_users)) {
-    case 4:
-        set_equalize_smem_limit<4>(need);
-        break;
-    case 8:
-        set_equalize_smem_limit<8>(need);
-        break;
-    case 16:
-        set_equalize_smem_limit<16>(need);
-        break;
-    default:
-        set_equalize_smem_limit<32>(need);
-        break;
-    }
+    // The limit belongs to the kernel, not to a detector: set it to the device's maximum
+    // so that a detector needing less never lowers it under another's needs.
+    set_equalize_smem_limit<4>(static_cast<std::size_t>(optin));
+    set_equalize_smem_limit<8>(static_cast<std::size_t>(optin));
+    set_equalize_smem_limit<16>(static_cast<std::size_t>(optin));
+    set_equalize_smem_limit<32>(static_cast<std::size_t>(optin));
 }
 
 void launch_prepare(const PrepareArgs& args, cudaStream_t stream)

@@ -24,7 +24,8 @@ namespace cuda {
 
 enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3 };
 
-//! Per-subcarrier status written by the prepare kernel.
+//! Per-subcarrier status bits written by the prepare kernel (a retry under loading that
+//! still failed is both).
 enum : std::uint8_t { kStatusOk = 0, kStatusBad = 1, kStatusRegularized = 2 };
 
 struct PrepareArgs {
