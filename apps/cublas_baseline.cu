@@ -8,6 +8,7 @@
 #include <cublas_v2.h>
 #include <cuda/cuda_check.h>
 #include <cuda/device_math.cuh>
+#include <cuda/kernels.h>
 #include <cusolverDn.h>
 #include <string>
 #include <vector>
@@ -89,24 +90,6 @@ __global__ void llr_kernel(const float2* x, // [sc][s][u] (U x n column-major pe
         dst[q] = out[q];
 }
 
-cuda::DemapTable table_of(const Constellation& c)
-{
-    cuda::DemapTable t{};
-    t.bits = static_cast<int>(c.bits_per_symbol());
-    t.bpsk = c.modulation() == Modulation::bpsk;
-    if (t.bpsk)
-        return t;
-    t.bits_per_axis = t.bits / 2;
-    t.levels = 1 << t.bits_per_axis;
-    for (int pattern = 0; pattern < t.levels; ++pattern) {
-        std::size_t index = 0;
-        for (int j = 0; j < t.bits_per_axis; ++j)
-            index |= static_cast<std::size_t>((pattern >> (t.bits_per_axis - 1 - j)) & 1)
-                     << (t.bits - 1 - 2 * j);
-        t.level[pattern] = c.points()[index].real();
-    }
-    return t;
-}
 
 } // namespace
 
@@ -147,7 +130,7 @@ CublasMmseBaseline::CublasMmseBaseline(const Dims& dims,
     Impl& s = *d_impl;
     s.d = dims;
     s.nsym = num_symbols;
-    s.demap = table_of(Constellation(m));
+    s.demap = cuda::demap_table(Constellation(m));
     check_cublas(cublasCreate(&s.blas), "cublasCreate");
     check_cusolver(cusolverDnCreate(&s.solver), "cusolverDnCreate");
     const std::size_t nsc = dims.num_subcarriers, b = dims.num_antennas,

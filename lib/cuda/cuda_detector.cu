@@ -15,6 +15,28 @@
 namespace mimodet {
 namespace cuda {
 
+DemapTable demap_table(const Constellation& c)
+{
+    DemapTable t{};
+    t.bits = static_cast<int>(c.bits_per_symbol());
+    t.bpsk = c.modulation() == Modulation::bpsk ? 1 : 0;
+    if (t.bpsk)
+        return t;
+    t.bits_per_axis = t.bits / 2;
+    t.levels = 1 << t.bits_per_axis;
+    // The in-phase amplitude of the point whose even bits spell the pattern and whose odd
+    // bits are 0: the constellation is a product of two identical Gray PAMs.
+    for (int pattern = 0; pattern < t.levels; ++pattern) {
+        std::size_t index = 0;
+        for (int j = 0; j < t.bits_per_axis; ++j) {
+            const int bit = (pattern >> (t.bits_per_axis - 1 - j)) & 1;
+            index |= static_cast<std::size_t>(bit) << (t.bits - 1 - 2 * j);
+        }
+        t.level[pattern] = c.points()[index].real();
+    }
+    return t;
+}
+
 int device_count(std::string* why_not)
 {
     int count = 0;
@@ -82,27 +104,6 @@ KernelMode kernel_mode(DetectorMode m)
     return KernelMode::chol;
 }
 
-DemapTable demap_table(const Constellation& c)
-{
-    DemapTable t{};
-    t.bits = static_cast<int>(c.bits_per_symbol());
-    t.bpsk = c.modulation() == Modulation::bpsk ? 1 : 0;
-    if (t.bpsk)
-        return t;
-    t.bits_per_axis = t.bits / 2;
-    t.levels = 1 << t.bits_per_axis;
-    // The in-phase amplitude of the point whose even bits spell the pattern and whose odd
-    // bits are 0: the constellation is a product of two identical Gray PAMs.
-    for (int pattern = 0; pattern < t.levels; ++pattern) {
-        std::size_t index = 0;
-        for (int j = 0; j < t.bits_per_axis; ++j) {
-            const int bit = (pattern >> (t.bits_per_axis - 1 - j)) & 1;
-            index |= static_cast<std::size_t>(bit) << (t.bits - 1 - 2 * j);
-        }
-        t.level[pattern] = c.points()[index].real();
-    }
-    return t;
-}
 
 template <typename T>
 T* device_alloc(std::size_t count)

@@ -16,6 +16,7 @@
 #define INCLUDED_MIMODET_KERNELS_H
 
 #include "device_math.cuh"
+#include <mimodet/constellation.h>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,6 +24,9 @@ namespace mimodet {
 namespace cuda {
 
 enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3 };
+
+//! The per-axis Gray PAM levels of a constellation, as the kernels' demapper takes them.
+DemapTable demap_table(const Constellation& c);
 
 //! Per-subcarrier status bits written by the prepare kernel (a retry under loading that
 //! still failed is both).
