@@ -494,29 +494,16 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
 
         // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every
         // kGroups-th antenna, then the groups are summed with butterflies.
-        // Two accumulators (even and odd steps) halve the dependent add chain.
-        float2 acc = make_float2(0.0f, 0.0f), acc_odd = make_float2(0.0f, 0.0f);
+        float2 acc = make_float2(0.0f, 0.0f);
         if (active) {
-            const float2* m = mat + group * stride + user;
-            const int step = kGroups * stride;
-            int b = group;
             if (iterative) {
-                for (; b + kGroups < B; b += 2 * kGroups, m += 2 * step) {
-                    acc = cadd(acc, cmulc(m[0], ybuf[b]));
-                    acc_odd = cadd(acc_odd, cmulc(m[step], ybuf[b + kGroups]));
-                }
-                if (b < B)
-                    acc = cadd(acc, cmulc(m[0], ybuf[b]));
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmulc(mat[b * stride + user], ybuf[b]));
             } else {
-                for (; b + kGroups < B; b += 2 * kGroups, m += 2 * step) {
-                    acc = cadd(acc, cmul(m[0], ybuf[b]));
-                    acc_odd = cadd(acc_odd, cmul(m[step], ybuf[b + kGroups]));
-                }
-                if (b < B)
-                    acc = cadd(acc, cmul(m[0], ybuf[b]));
+                for (int b = group; b < B; b += kGroups)
+                    acc = cadd(acc, cmul(mat[b * stride + user], ybuf[b]));
             }
         }
-        acc = cadd(acc, acc_odd);
 #pragma unroll
         for (int off = UP; off < 32; off <<= 1)
             acc = cadd(acc, shfl_xor(acc, off));
