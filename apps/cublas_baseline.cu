@@ -11,6 +11,7 @@
 #include <cuda/kernels.h>
 #include <cusolverDn.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mimodet {
@@ -237,14 +238,13 @@ void CublasMmseBaseline::run(
                                            static_cast<long long>(U) * n,
                                            nsc),
                  "cublasCgemmStridedBatched (matched filter)");
-    // x = L^-H L^-1 y_MF and A^-1 = L^-H L^-1 I
-    for (float2** rhs : { s.x_ptrs, s.ainv_ptrs }) {
-        const int cols = rhs == s.x_ptrs ? n : U;
+    // x = L^-H L^-1 y_MF and A^-1 = L^-H L^-1 I: two triangular solves each.
+    auto solve = [&](float2** rhs, int cols, cublasOperation_t op, const char* what) {
         check_cublas(
             cublasCtrsmBatched(s.blas,
                                CUBLAS_SIDE_LEFT,
                                CUBLAS_FILL_MODE_LOWER,
-                               CUBLAS_OP_N,
+                               op,
                                CUBLAS_DIAG_NON_UNIT,
                                U,
                                cols,
@@ -254,22 +254,12 @@ void CublasMmseBaseline::run(
                                reinterpret_cast<cuComplex* const*>(rhs),
                                U,
                                nsc),
-            "cublasCtrsmBatched (L)");
-        check_cublas(
-            cublasCtrsmBatched(s.blas,
-                               CUBLAS_SIDE_LEFT,
-                               CUBLAS_FILL_MODE_LOWER,
-                               CUBLAS_OP_C,
-                               CUBLAS_DIAG_NON_UNIT,
-                               U,
-                               cols,
-                               &one,
-                               reinterpret_cast<const cuComplex* const*>(s.a_ptrs),
-                               U,
-                               reinterpret_cast<cuComplex* const*>(rhs),
-                               U,
-                               nsc),
-            "cublasCtrsmBatched (L^H)");
+            what);
+    };
+    for (auto [rhs, cols] :
+         { std::pair<float2**, int>{ s.x_ptrs, n }, { s.ainv_ptrs, U } }) {
+        solve(rhs, cols, CUBLAS_OP_N, "cublasCtrsmBatched (L)");
+        solve(rhs, cols, CUBLAS_OP_C, "cublasCtrsmBatched (L^H)");
     }
     llr_kernel<<<blocks(s.nsym * nsc * U), threads, 0, stream>>>(
         s.x, s.ainv, s.g, d_llr, s.nsym, nsc, U, s.demap);

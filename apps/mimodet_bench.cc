@@ -25,6 +25,7 @@
  */
 // clang-format on
 
+#include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
 #ifdef MIMODET_HAVE_CUDA
@@ -150,7 +151,7 @@ struct Result {
     std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
-std::vector<Frame> make_frames(const BenchConfig& c, int count)
+ChannelSimConfig sim_config(const BenchConfig& c)
 {
     ChannelSimConfig s;
     s.num_antennas = c.b;
@@ -160,7 +161,12 @@ std::vector<Frame> make_frames(const BenchConfig& c, int count)
     s.modulation = c.mod;
     s.snr_db = 10.0;
     s.seed = 2024;
-    ChannelSimulator sim(s);
+    return s;
+}
+
+std::vector<Frame> make_frames(const BenchConfig& c, int count)
+{
+    ChannelSimulator sim(sim_config(c));
     std::vector<Frame> frames(static_cast<std::size_t>(count));
     for (auto& f : frames)
         sim.next_frame(f);
@@ -169,15 +175,7 @@ std::vector<Frame> make_frames(const BenchConfig& c, int count)
 
 DetectorConfig detector_config(const BenchConfig& c, Backend backend)
 {
-    DetectorConfig d;
-    d.num_antennas = c.b;
-    d.num_users = c.u;
-    d.num_subcarriers = c.nsc;
-    d.modulation = c.mod;
-    d.mode = c.mode;
-    d.iterations = c.iterations;
-    d.backend = backend;
-    return d;
+    return detector_config_for(sim_config(c), c.mode, c.iterations, backend);
 }
 
 double ber_of(const std::vector<float>& llr, const std::vector<std::uint8_t>& bits)

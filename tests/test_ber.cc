@@ -61,15 +61,7 @@ ChannelSimConfig sim_128x16(double snr_db)
 
 DetectorConfig det_128x16(DetectorMode mode, unsigned iterations = 3)
 {
-    DetectorConfig d;
-    d.num_antennas = 128;
-    d.num_users = 16;
-    d.num_subcarriers = 128;
-    d.modulation = Modulation::qam16;
-    d.mode = mode;
-    d.iterations = iterations;
-    d.backend = Backend::cpu;
-    return d;
+    return detector_config_for(sim_128x16(0.0), mode, iterations);
 }
 
 } // namespace
@@ -110,12 +102,7 @@ TEST(Ber, ZeroForcingLosesToMmseWhenUsersApproachAntennas)
     sim.num_subcarriers = 128;
     sim.modulation = Modulation::qam16;
     sim.snr_db = 10.0;
-    DetectorConfig det;
-    det.num_antennas = 16;
-    det.num_users = 12;
-    det.num_subcarriers = 128;
-    det.modulation = Modulation::qam16;
-    det.backend = Backend::cpu;
+    DetectorConfig det = detector_config_for(sim);
     const double mmse = simulate_ber_point(sim, det, 10).ber();
     det.mode = DetectorMode::zf;
     const double zf = simulate_ber_point(sim, det, 10).ber();

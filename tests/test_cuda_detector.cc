@@ -11,6 +11,7 @@
 #include "reference.h"
 #include <cuda/cuda_detector.h>
 #include <gtest/gtest.h>
+#include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
 #include <cmath>
 #include <limits>
@@ -49,20 +50,7 @@ struct Outputs {
     DetectorStats stats;
 };
 
-DetectorConfig config_of(const Case& c, Backend backend)
-{
-    DetectorConfig d;
-    d.num_antennas = c.b;
-    d.num_users = c.u;
-    d.num_subcarriers = c.nsc;
-    d.modulation = c.mod;
-    d.mode = c.mode;
-    d.iterations = c.iterations;
-    d.backend = backend;
-    return d;
-}
-
-Frame frame_of(const Case& c, std::uint64_t seed)
+ChannelSimConfig sim_of(const Case& c, std::uint64_t seed = 1)
 {
     ChannelSimConfig s;
     s.num_antennas = c.b;
@@ -76,7 +64,17 @@ Frame frame_of(const Case& c, std::uint64_t seed)
         s.channel = ChannelModel::kronecker;
         s.correlation = c.correlation;
     }
-    ChannelSimulator sim(s);
+    return s;
+}
+
+DetectorConfig config_of(const Case& c, Backend backend)
+{
+    return detector_config_for(sim_of(c), c.mode, c.iterations, backend);
+}
+
+Frame frame_of(const Case& c, std::uint64_t seed)
+{
+    ChannelSimulator sim(sim_of(c, seed));
     Frame f;
     sim.next_frame(f);
     return f;

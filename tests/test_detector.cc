@@ -6,6 +6,7 @@
 
 #include "reference.h"
 #include <gtest/gtest.h>
+#include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
 #include <cmath>
@@ -42,13 +43,7 @@ Setup make_setup(std::size_t b,
         s.sim.channel = ChannelModel::kronecker;
         s.sim.correlation = correlation;
     }
-    s.det.num_antennas = b;
-    s.det.num_users = u;
-    s.det.num_subcarriers = s.sim.num_subcarriers;
-    s.det.modulation = m;
-    s.det.mode = mode;
-    s.det.iterations = iterations;
-    s.det.backend = Backend::cpu;
+    s.det = detector_config_for(s.sim, mode, iterations);
     ChannelSimulator sim(s.sim);
     sim.next_frame(s.frame);
     return s;

@@ -28,6 +28,13 @@ struct BerPoint {
     }
 };
 
+//! A detector configuration for the sizes and modulation of a simulated uplink (the one
+//! place that copies them; everything else of the detector stays at its defaults).
+DetectorConfig detector_config_for(const ChannelSimConfig& sim,
+                                   DetectorMode mode = DetectorMode::chol,
+                                   unsigned iterations = 3,
+                                   Backend backend = Backend::cpu);
+
 /*! Monte-Carlo BER of one detector at one SNR: `frames` frames from a simulator seeded
  * with sim.seed, stopping early once `min_errors` errors were seen (0 = never).
  * `progress` is called after each frame with the frames done; returning false cancels the

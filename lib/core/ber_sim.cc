@@ -10,6 +10,22 @@
 
 namespace mimodet {
 
+DetectorConfig detector_config_for(const ChannelSimConfig& sim,
+                                   DetectorMode mode,
+                                   unsigned iterations,
+                                   Backend backend)
+{
+    DetectorConfig d;
+    d.num_antennas = sim.num_antennas;
+    d.num_users = sim.num_users;
+    d.num_subcarriers = sim.num_subcarriers;
+    d.modulation = sim.modulation;
+    d.mode = mode;
+    d.iterations = iterations;
+    d.backend = backend;
+    return d;
+}
+
 BerPoint simulate_ber_point(const ChannelSimConfig& sim_config,
                             const DetectorConfig& detector_config,
                             std::uint64_t frames,

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ber_sim.h)                                                 */
-/* BINDTOOL_HEADER_FILE_HASH(63087d3401ec927a5caf6fd30a861a2e) */
+/* BINDTOOL_HEADER_FILE_HASH(fbada603da276c58ca4c0d5027dfd7f7) */
 
 #include <mimodet/ber_sim.h>
 #include <pybind11/functional.h>
@@ -59,15 +59,12 @@ void bind_core(py::module& m)
             sim.correlation = correlation;
             sim.snr_db = snr_db;
             sim.seed = seed;
-            ::mimodet::DetectorConfig det;
-            det.num_antennas = num_antennas;
-            det.num_users = num_users;
-            det.num_subcarriers = num_subcarriers;
-            det.modulation = sim.modulation;
-            det.mode = ::mimodet::parse_detector_mode(mode);
-            det.iterations = static_cast<unsigned>(iterations);
+            auto det =
+                ::mimodet::detector_config_for(sim,
+                                               ::mimodet::parse_detector_mode(mode),
+                                               static_cast<unsigned>(iterations),
+                                               ::mimodet::parse_backend(backend));
             det.num_threads = num_threads;
-            det.backend = ::mimodet::parse_backend(backend);
             std::function<bool(std::uint64_t)> on_frame = [&](std::uint64_t done) {
                 if (PyErr_CheckSignals() != 0) // Ctrl-C stops a long sweep
                     throw py::error_already_set();
