@@ -249,6 +249,23 @@ TEST(CudaDetector, PipelinedChunksStreamsAndPinnedBuffersGiveTheSameLlrs)
     const Dims d = config_of(c, Backend::cpu).dims();
     cuda::CudaDetector reference(config_of(c, Backend::cuda));
     const Outputs one = run(reference, f, c.nsym);
+    // A chunk is a launch with fewer symbols, which may take another tile shape and so
+    // another summation order (and the last, 1-symbol chunk the direct kernel): the LLRs
+    // agree to float rounding, not bit for bit. The same call is repeatable exactly.
+    auto expect_same_to_rounding = [&](const float* got, const std::string& what) {
+        std::size_t disagree = 0;
+        double worst = 0;
+        for (std::size_t i = 0; i < one.llr.size(); ++i) {
+            ASSERT_TRUE(std::isfinite(got[i])) << what << ": LLR " << i << " not written";
+            worst = std::max(worst,
+                             std::abs(double(got[i]) - one.llr[i]) /
+                                 std::max(1.0, std::abs(double(one.llr[i]))));
+            disagree += std::abs(one.llr[i]) > 1e-2f && (got[i] > 0) != (one.llr[i] > 0);
+        }
+        EXPECT_LT(worst, 1e-4) << what;
+        EXPECT_EQ(disagree, 0u) << what << ": hard decisions differ";
+    };
+    EXPECT_EQ(run(reference, f, c.nsym).llr, one.llr) << "the same call again";
     for (int streams : { 1, 2, 4 }) {
         cuda::EngineOptions opt;
         opt.streams = streams;
@@ -256,7 +273,7 @@ TEST(CudaDetector, PipelinedChunksStreamsAndPinnedBuffersGiveTheSameLlrs)
             3 * d.rx_items() * sizeof(cf32); // 3 symbols per chunk: 13 chunks
         cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
         const Outputs r = run(gpu, f, c.nsym);
-        EXPECT_EQ(r.llr, one.llr) << streams << " streams";
+        expect_same_to_rounding(r.llr.data(), std::to_string(streams) + " streams");
         // The same through pinned caller buffers (DMA without staging).
         cuda::Buffer<cf32> y(f.y.size(), true);
         cuda::Buffer<float> llr(one.llr.size(), true);
@@ -264,8 +281,8 @@ TEST(CudaDetector, PipelinedChunksStreamsAndPinnedBuffersGiveTheSameLlrs)
         std::fill(
             llr.get(), llr.get() + llr.size(), std::numeric_limits<float>::quiet_NaN());
         gpu.detect(y.get(), c.nsym, llr.get());
-        EXPECT_TRUE(std::equal(one.llr.begin(), one.llr.end(), llr.get()))
-            << streams << " streams, pinned";
+        EXPECT_TRUE(std::equal(r.llr.begin(), r.llr.end(), llr.get()))
+            << streams << " streams, pinned: not the LLRs of the same chunks unpinned";
     }
 }
 

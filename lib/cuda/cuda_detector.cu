@@ -217,8 +217,7 @@ struct CudaDetector::Impl {
                 "CUDA detector: device " + std::to_string(options.device) +
                 " does not exist (" + std::to_string(count) + " found)");
         MIMODET_CUDA_CHECK(cudaSetDevice(options.device));
-        configure_kernels(
-            static_cast<int>(dims.num_antennas), static_cast<int>(dims.num_users), mode);
+        configure_kernels();
         demap = demap_table(constellation);
 
         const std::size_t nsc = dims.num_subcarriers, b = dims.num_antennas,

@@ -36,6 +36,25 @@ __device__ __forceinline__ float2 cscale(float2 a, float s)
 {
     return make_float2(a.x * s, a.y * s);
 }
+//! acc + a * b as four fused multiply-adds (cadd(acc, cmul(a, b)) takes six
+//! instructions).
+__device__ __forceinline__ float2 cfma(float2 a, float2 b, float2 acc)
+{
+    acc.x = fmaf(a.x, b.x, acc.x);
+    acc.x = fmaf(-a.y, b.y, acc.x);
+    acc.y = fmaf(a.x, b.y, acc.y);
+    acc.y = fmaf(a.y, b.x, acc.y);
+    return acc;
+}
+//! acc + conj(a) * b as four fused multiply-adds.
+__device__ __forceinline__ float2 cfmac(float2 a, float2 b, float2 acc)
+{
+    acc.x = fmaf(a.x, b.x, acc.x);
+    acc.x = fmaf(a.y, b.y, acc.x);
+    acc.y = fmaf(a.x, b.y, acc.y);
+    acc.y = fmaf(-a.y, b.x, acc.y);
+    return acc;
+}
 __device__ __forceinline__ float cnorm(float2 a) { return a.x * a.x + a.y * a.y; }
 __device__ __forceinline__ bool cfinite(float2 a)
 {
@@ -63,40 +82,57 @@ struct DemapTable {
     float level[16];
 };
 
+//! Max-log LLRs of one axis of a Gray PAM with 2^kBits levels into out[0], out[2], ...
+template <int kBits>
+__device__ __forceinline__ void
+demap_axis(const DemapTable& t, float v, float rho, float* out)
+{
+    float min0[kBits], min1[kBits];
+#pragma unroll
+    for (int j = 0; j < kBits; ++j)
+        min0[j] = min1[j] = INFINITY;
+#pragma unroll
+    for (int l = 0; l < (1 << kBits); ++l) {
+        const float d = v - t.level[l];
+        const float d2 = d * d;
+#pragma unroll
+        for (int j = 0; j < kBits; ++j) {
+            if ((l >> (kBits - 1 - j)) & 1)
+                min1[j] = fminf(min1[j], d2);
+            else
+                min0[j] = fminf(min0[j], d2);
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < kBits; ++j)
+        out[2 * j] = rho * (min0[j] - min1[j]);
+}
+
 //! Max-log LLRs (positive means 1) of z with SINR rho into out[0..Q-1]; exact, per axis.
+//! The switch is uniform across a launch, so each order runs fully unrolled code.
 __device__ __forceinline__ void
 demap_maxlog(const DemapTable& t, float2 z, float rho, float* out)
 {
-    if (t.bpsk) {
+    switch (t.bits_per_axis) {
+    case 1:
+        demap_axis<1>(t, z.x, rho, out);
+        demap_axis<1>(t, z.y, rho, out + 1);
+        return;
+    case 2:
+        demap_axis<2>(t, z.x, rho, out);
+        demap_axis<2>(t, z.y, rho, out + 1);
+        return;
+    case 3:
+        demap_axis<3>(t, z.x, rho, out);
+        demap_axis<3>(t, z.y, rho, out + 1);
+        return;
+    case 4:
+        demap_axis<4>(t, z.x, rho, out);
+        demap_axis<4>(t, z.y, rho, out + 1);
+        return;
+    default: // BPSK
         out[0] = -4.0f * rho * 0.70710678118654752f * (z.x + z.y);
         return;
-    }
-#pragma unroll
-    for (int axis = 0; axis < 2; ++axis) {
-        const float v = axis == 0 ? z.x : z.y;
-        float min0[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
-        float min1[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
-#pragma unroll
-        for (int l = 0; l < 16; ++l) {
-            if (l < t.levels) {
-                const float d = v - t.level[l];
-                const float d2 = d * d;
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    if (j < t.bits_per_axis) {
-                        const bool one = (l >> (t.bits_per_axis - 1 - j)) & 1;
-                        if (one)
-                            min1[j] = fminf(min1[j], d2);
-                        else
-                            min0[j] = fminf(min0[j], d2);
-                    }
-                }
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-            if (j < t.bits_per_axis)
-                out[2 * j + axis] = rho * (min0[j] - min1[j]);
     }
 }
 

@@ -7,6 +7,7 @@
 #include "cuda_check.h"
 #include "kernels.h"
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace mimodet {
@@ -20,358 +21,419 @@ constexpr float kLoading = 1e-5f;
 constexpr float kMinPivotRatio = 1e-6f;
 constexpr float kMinUserGain = 1e-6f;
 
-constexpr int kPrepareThreads = 256;
+//! Warps per block of the direct equalize kernel.
 constexpr int kMaxWarpsPerBlock = 8;
-//! Symbols each warp of the equalize kernel handles, amortizing the matrix load.
-constexpr int kSymbolsPerWarp = 8;
 
-//! Row stride of a [rows][U] complex matrix in shared memory: U + 1 avoids bank conflicts
-//! between rows read by different lane groups.
-__host__ __device__ constexpr int padded(int u) { return u + 1; }
+/* ------------------------------------------------------------------------------------ */
+/* Per-channel preparation: a block of up to four warps per subcarrier, each warp taking
+ */
+/* every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
+ */
+/* lanes and summed in a fixed order; every warp then factors A in registers (lane i owns
+ */
+/* row i of L, columns broadcast by shuffles; the same inputs give every warp the same L,
+ */
+/* so no barrier is needed), and forms W^T for its own antennas by triangular solves, one
+ */
+/* antenna per lane, instead of an explicit inverse. */
+/* ------------------------------------------------------------------------------------ */
 
-//! Copies a rows x cols row-major matrix from global memory into shared memory with row
-//! stride `stride`, `threads` threads from `first` on. Loads are issued kBatch at a time
-//! before any store, so their latencies overlap instead of adding up.
-template <int kBatch = 8>
-__device__ __forceinline__ void stage_matrix(float2* dst,
-                                             int stride,
-                                             const float2* __restrict__ src,
-                                             int rows,
-                                             int cols,
-                                             int first,
-                                             int threads)
+//! Antennas of H staged in shared memory at a time, one per lane in the solves.
+constexpr int kPrepareChunk = 32;
+
+//! Most warps per subcarrier; U > 16 takes three so that the block fits in 64 KiB of
+//! shared memory (the opt-in limit of sm_75).
+__host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 3 : 4; }
+
+template <int UP>
+struct PrepareWarpSmem {
+    float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H; then W^T rows on the way out
+    float2 l[UP][UP + 1];            //!< the warp's partial G, then the Cholesky factor
+    float inv_diag[UP];              //!< 1 / L_kk
+    float diag_part[UP];             //!< the warp's part of (W H)_uu or |w_u|^2
+};
+
+template <int UP>
+struct PrepareBlockSmem {
+    float2 g[UP][UP + 1]; //!< G = H^H H, the warps' parts summed
+    int not_finite;       //!< some W entry was NaN/Inf
+};
+
+template <int UP>
+std::size_t prepare_shared_bytes(int warps)
 {
-    const int n = rows * cols;
-    for (int base = first; base < n; base += threads * kBatch) {
+    return sizeof(PrepareBlockSmem<UP>) + sizeof(PrepareWarpSmem<UP>) * warps;
+}
+
+//! Warps per subcarrier for B antennas: one per chunk, up to max_prepare_warps.
+template <int UP>
+int prepare_warps(int num_antennas)
+{
+    const int chunks = (num_antennas + kPrepareChunk - 1) / kPrepareChunk;
+    return std::max(1, std::min(chunks, max_prepare_warps(UP)));
+}
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+/*! Asynchronous global -> shared copy of 8 bytes (cp.async, sm_80 and later),
+ * zero-filling the destination when !valid; older GPUs load and store synchronously,
+ * which the same barriers make visible. */
+__device__ __forceinline__ void copy_async8(float2* dst, const float2* src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to),
+                 "l"(src),
+                 "r"(valid ? 8 : 0));
+#else
+    *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
+#endif
+}
+__device__ __forceinline__ void copy_async_commit()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+//! Waits until at most `pending` committed groups of this thread are still in flight.
+template <int pending>
+__device__ __forceinline__ void copy_async_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#endif
+}
+
+/*! Stages rows [0, rows) of a rows x U row-major matrix into dst[kPrepareChunk][UP + 1],
+ * zero-filling the users past U and the rows past `rows`. Loads are issued a batch at a
+ * time before any store so that their latencies overlap. */
+template <int UP>
+__device__ __forceinline__ void stage_h_chunk(
+    float2 (*dst)[UP + 1], const float2* __restrict__ src, int rows, int U, int lane)
+{
+    constexpr int kPerLane = kPrepareChunk * UP / 32;
+    constexpr int kBatch = kPerLane < 16 ? kPerLane : 16;
+#pragma unroll
+    for (int t0 = 0; t0 < kPerLane; t0 += kBatch) {
         float2 v[kBatch];
 #pragma unroll
         for (int t = 0; t < kBatch; ++t) {
-            const int idx = base + t * threads;
-            v[t] = idx < n ? __ldg(src + idx) : make_float2(0.0f, 0.0f);
+            const int idx = lane + 32 * (t0 + t), r = idx / UP, c = idx % UP;
+            v[t] = (r < rows && c < U) ? __ldg(src + r * U + c) : make_float2(0.0f, 0.0f);
         }
 #pragma unroll
         for (int t = 0; t < kBatch; ++t) {
-            const int idx = base + t * threads;
-            if (idx < n)
-                dst[(idx / cols) * stride + idx % cols] = v[t];
+            const int idx = lane + 32 * (t0 + t);
+            dst[idx / UP][idx % UP] = v[t];
         }
     }
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* Per-channel preparation: one block per subcarrier. */
-/* ------------------------------------------------------------------------------------ */
-
-template <int UMAX>
-__global__ void __launch_bounds__(kPrepareThreads) prepare_kernel(PrepareArgs p)
+/*! In-register Cholesky of the U x U Hermitian matrix whose lower row `lane` is in row[]
+ * (lane i < U holds A[i][0..i]). On success row[] holds row `lane` of L. Returns false
+ * (for every lane alike) when a pivot is below min_pivot or not finite. */
+template <int UP>
+__device__ __forceinline__ bool
+cholesky_rows(float2 (&row)[UP], int U, int lane, float min_pivot)
 {
-    constexpr int kChunk = 32; // antennas of H staged in shared memory at a time
-    __shared__ float2 hs[kChunk][UMAX + 1];
-    __shared__ float2 g[UMAX][UMAX + 1]; // Gram matrix (full Hermitian)
-    // The Gram tiles' partial sums, later the Cholesky factor L and L^-1, share `work`.
-    constexpr int kTile = UMAX >= 32 ? 4 : 2;
-    constexpr int kTiles1 = UMAX / kTile;
-    constexpr int kTiles = kTiles1 * (kTiles1 + 1) / 2;
-    constexpr int kSplit =
-        UMAX >= 32 ? 3 : kPrepareThreads / kTiles; // 48 KiB static limit
-    constexpr int kPartial = kSplit * kTiles * kTile * kTile;
-    constexpr int kWork =
-        kPartial > 2 * UMAX * (UMAX + 1) ? kPartial : 2 * UMAX * (UMAX + 1);
-    __shared__ float2 work[kWork];
-    float2(*l)[UMAX + 1] =
-        reinterpret_cast<float2(*)[UMAX + 1]>(work); // L, lower triangle
-    float2(*li)[UMAX + 1] = l + UMAX;                // L^-1
-    float2(*partial)[kTile * kTile] = reinterpret_cast<float2(*)[kTile * kTile]>(work);
-    __shared__ int s_bad, s_regularized, s_unusable;
-    __shared__ float s_max_gain, s_mean_gain;
+#pragma unroll
+    for (int k = 0; k < UP; ++k) {
+        if (k >= U)
+            break;
+        const float d = __shfl_sync(0xffffffffu, row[k].x, k); // current A_kk
+        if (!(d >= min_pivot) || !isfinite(d))
+            return false;
+        const float inv = rsqrtf(d);
+        if (lane > k)
+            row[k] = cscale(row[k], inv); // L_ik
+        else if (lane == k)
+            row[k] = make_float2(sqrtf(d), 0.0f);
+            // A_ij -= L_ik conj(L_jk) for k < j <= i
+#pragma unroll
+        for (int j = k + 1; j < UP; ++j) {
+            const float2 ljk = shfl(row[k], j);
+            if (j <= lane)
+                row[j] = csub(row[j], cmulc(ljk, row[k]));
+        }
+    }
+    return true;
+}
 
-    const int sc = blockIdx.x, tid = threadIdx.x;
+/* kIterative (cg/cr) stops after A: its own instantiation keeps the register budget of
+ * the Cholesky and the solves out of it. */
+template <int UP, bool kIterative>
+__global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
+    prepare_kernel(PrepareArgs p)
+{
+    extern __shared__ float4 prepare_smem[]; // float4: 16-byte alignment
+    PrepareBlockSmem<UP>& blk = *reinterpret_cast<PrepareBlockSmem<UP>*>(prepare_smem);
+    PrepareWarpSmem<UP>* warp_smem = reinterpret_cast<PrepareWarpSmem<UP>*>(
+        reinterpret_cast<char*>(prepare_smem) + sizeof(PrepareBlockSmem<UP>));
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    PrepareWarpSmem<UP>& sm = warp_smem[warp];
+    const int sc = blockIdx.x;
     const int B = p.num_antennas, U = p.num_users;
+    const int chunks = (B + kPrepareChunk - 1) / kPrepareChunk;
     const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
     float* rho = p.rho + static_cast<std::size_t>(sc) * U;
     float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
-    // No usable channel on this subcarrier: every LLR will be 0. Called by all threads.
-    auto erase_subcarrier = [&] {
-        for (int u = tid; u < U; u += kPrepareThreads) {
-            rho[u] = 0.0f;
-            inv_lambda[u] = 0.0f;
+    const bool user_lane = lane < U;
+    // No usable channel on this subcarrier: every LLR will be 0. Called by warp 0.
+    auto erase_subcarrier = [&](bool regularized) {
+        if (user_lane) {
+            rho[lane] = 0.0f;
+            inv_lambda[lane] = 0.0f;
         }
-        if (tid == 0) {
-            p.status[sc] = kStatusBad | (s_regularized ? kStatusRegularized : 0);
+        if (lane == 0) {
+            p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
             p.unusable[sc] = 0;
         }
     };
-    if (tid == 0) {
-        s_bad = 0;
-        s_regularized = 0;
-        s_unusable = 0;
-    }
+    if (threadIdx.x == 0)
+        blk.not_finite = 0;
 
-    // G = H^H H with register tiles: thread (tile, ks) accumulates a kTile x kTile block
-    // of the lower triangle over the antennas b = ks (mod kSplit) of each staged chunk,
-    // reading 2 kTile values per kTile^2 products; the kSplit partial sums are then added
-    // in a fixed order (deterministic, unlike atomics).
-    const bool tiler = tid < kSplit * kTiles;
-    const int tile = tid % kTiles, ks = tid / kTiles;
-    int ti = 0, tj = tile; // tile -> (ti, tj) with tj <= ti
-    while (tj > ti) {
-        tj -= ti + 1;
-        ++ti;
-    }
-    float2 acc[kTile][kTile];
+    // Partial G = H^H H over this warp's chunks: lane (rg, cg) accumulates rows rg*TR..
+    // and columns cg*TC.., reading TR + TC values of H per TR*TC products. A non-finite
+    // entry of H makes its user's G_uu non-finite, caught below.
+    int last_chunk = -1; // the chunk left staged in sm.h, reused by the solves
+    {
+        constexpr int TR = UP / 8, TC = UP / 4;
+        const int rg = lane / 4, cg = lane % 4;
+        float2 acc[TR][TC];
 #pragma unroll
-    for (int r = 0; r < kTile; ++r)
+        for (int r = 0; r < TR; ++r)
 #pragma unroll
-        for (int c = 0; c < kTile; ++c)
-            acc[r][c] = make_float2(0.0f, 0.0f);
-    for (int idx = tid; idx < kChunk * (UMAX - U); idx += kPrepareThreads)
-        hs[idx / (UMAX - U)][U + idx % (UMAX - U)] =
-            make_float2(0.0f, 0.0f); // padding users
-    __syncthreads();
-    for (int b0 = 0; b0 < B; b0 += kChunk) {
-        const int rows = min(kChunk, B - b0);
-        stage_matrix<4>(&hs[0][0], UMAX + 1, h + b0 * U, rows, U, tid, kPrepareThreads);
-        for (int idx = rows * U + tid; idx < kChunk * U; idx += kPrepareThreads)
-            hs[idx / U][idx % U] = make_float2(0.0f, 0.0f); // rows past B
-        // A non-finite entry makes its column's G_uu non-finite, caught below.
-        __syncthreads();
-        if (tiler) {
-            for (int bb = ks; bb < kChunk; bb += kSplit) {
-                float2 hi[kTile], hj[kTile];
+            for (int c = 0; c < TC; ++c)
+                acc[r][c] = make_float2(0.0f, 0.0f);
+        for (int chunk = warp; chunk < chunks; chunk += warps) {
+            const int b0 = chunk * kPrepareChunk, rows = min(kPrepareChunk, B - b0);
+            __syncwarp();
+            stage_h_chunk<UP>(sm.h, h + b0 * U, rows, U, lane);
+            __syncwarp();
+            for (int b = 0; b < rows; ++b) {
+                float2 hi[TR], hj[TC];
 #pragma unroll
-                for (int r = 0; r < kTile; ++r) {
-                    hi[r] = hs[bb][ti * kTile + r];
-                    hj[r] = hs[bb][tj * kTile + r];
-                }
+                for (int r = 0; r < TR; ++r)
+                    hi[r] = sm.h[b][rg * TR + r];
 #pragma unroll
-                for (int r = 0; r < kTile; ++r)
+                for (int c = 0; c < TC; ++c)
+                    hj[c] = sm.h[b][cg * TC + c];
 #pragma unroll
-                    for (int c = 0; c < kTile; ++c)
-                        acc[r][c] = cadd(acc[r][c], cmulc(hi[r], hj[c]));
+                for (int r = 0; r < TR; ++r)
+#pragma unroll
+                    for (int c = 0; c < TC; ++c)
+                        acc[r][c] = cfmac(hi[r], hj[c], acc[r][c]);
             }
+            last_chunk = chunk;
         }
-        __syncthreads();
-    }
-    if (tiler)
 #pragma unroll
-        for (int r = 0; r < kTile; ++r)
+        for (int r = 0; r < TR; ++r)
 #pragma unroll
-            for (int c = 0; c < kTile; ++c)
-                partial[ks * kTiles + tile][r * kTile + c] = acc[r][c];
-    __syncthreads();
-    for (int idx = tid; idx < kTiles * kTile * kTile; idx += kPrepareThreads) {
-        const int t = idx / (kTile * kTile), rc = idx % (kTile * kTile);
-        int i_t = 0, j_t = t;
-        while (j_t > i_t) {
-            j_t -= i_t + 1;
-            ++i_t;
-        }
-        float2 sum = make_float2(0.0f, 0.0f);
-        for (int k = 0; k < kSplit; ++k)
-            sum = cadd(sum, partial[k * kTiles + t][rc]);
-        const int i = i_t * kTile + rc / kTile, j = j_t * kTile + rc % kTile;
-        g[i][j] = sum;
-        if (i_t != j_t)
-            g[j][i] = conj2(sum);
+            for (int c = 0; c < TC; ++c)
+                sm.l[rg * TR + r][cg * TC + c] = acc[r][c];
     }
     __syncthreads();
-    if (tid == 0) {
-        float max_gain = 0.0f, sum = 0.0f;
-        for (int u = 0; u < U; ++u) {
-            max_gain = fmaxf(max_gain, g[u][u].x);
-            sum += g[u][u].x;
-        }
-        s_max_gain = max_gain;
-        s_mean_gain = sum / U;
-        if (!(max_gain > 0.0f) || !isfinite(sum))
-            s_bad = 1;
+    for (int idx = threadIdx.x; idx < UP * UP; idx += blockDim.x) {
+        const int i = idx / UP, j = idx % UP;
+        float2 sum = warp_smem[0].l[i][j];
+        for (int w = 1; w < warps; ++w) // a fixed order: deterministic
+            sum = cadd(sum, warp_smem[w].l[i][j]);
+        blk.g[i][j] = sum;
     }
     __syncthreads();
-    if (s_bad) {
-        erase_subcarrier();
+
+    // Every warp reaches the same decisions from the same G, so returns stay uniform.
+    const float own_gain = user_lane ? blk.g[lane][lane].x : 0.0f;
+    const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
+    if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
+        if (warp == 0)
+            erase_subcarrier(false);
         return;
     }
-    const float min_gain = kMinUserGain * s_max_gain;
+    const float min_gain = kMinUserGain * max_gain;
+    const bool usable = user_lane && own_gain > min_gain;
 
-    if (p.mode == KernelMode::cg || p.mode == KernelMode::cr) {
+    if (kIterative) {
         float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
-        for (int idx = tid; idx < U * U; idx += kPrepareThreads) {
+        for (int idx = threadIdx.x; idx < U * U; idx += blockDim.x) {
             const int i = idx / U, j = idx % U;
-            float2 v = g[i][j];
+            float2 v = blk.g[i][j];
             if (i == j)
                 v.x += p.n0;
             a[idx] = v;
         }
+        if (warp != 0)
+            return;
         // li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho).
-        for (int u = tid; u < U; u += kPrepareThreads) {
-            const float gain = g[u][u].x;
-            if (gain > min_gain) {
-                const float r = p.n0 > 0.0f ? fminf(gain / p.n0, kMaxSinr) : kMaxSinr;
-                rho[u] = r;
-                inv_lambda[u] = (1.0f + r) / r;
-            } else {
-                rho[u] = 0.0f;
-                inv_lambda[u] = 0.0f;
-                atomicAdd(&s_unusable, 1);
-            }
+        if (user_lane) {
+            const float r = p.n0 > 0.0f ? fminf(own_gain / p.n0, kMaxSinr) : kMaxSinr;
+            rho[lane] = usable ? r : 0.0f;
+            inv_lambda[lane] = usable ? (1.0f + r) / r : 0.0f;
         }
-        __syncthreads();
-        if (tid == 0) {
+        const unsigned unusable = __ballot_sync(0xffffffffu, user_lane && !usable);
+        if (lane == 0) {
             p.status[sc] = kStatusOk;
-            p.unusable[sc] = static_cast<std::uint8_t>(s_unusable);
+            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable));
         }
         return;
     }
 
-    // chol / zf: Cholesky of A by the whole block, one column per step (2 barriers a
-    // step), with one retry under diagonal loading when a pivot is not clearly positive.
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    // chol / zf: Cholesky of A = G + load I, with one retry under diagonal loading when
+    // a pivot is not clearly positive.
+    bool factored = false, regularized = false;
+    for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
         const float load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
-                           (attempt ? kLoading * s_mean_gain : 0.0f);
-        float max_diag = 0.0f;
-        for (int i = 0; i < U; ++i)
-            max_diag = fmaxf(max_diag, g[i][i].x + load);
-        for (int idx = tid; idx < U * U; idx += kPrepareThreads) {
-            const int i = idx / U, j = idx % U;
-            if (j <= i) {
-                float2 v = g[i][j];
-                if (i == j)
-                    v.x += load;
-                l[i][j] = v;
+                           (attempt ? kLoading * gain_sum / U : 0.0f);
+        regularized = attempt == 1; // counted like the CPU: whenever loading was needed
+        float2 row[UP];
+#pragma unroll
+        for (int j = 0; j < UP; ++j) {
+            row[j] = (user_lane && j <= lane) ? blk.g[lane][j] : make_float2(0.0f, 0.0f);
+            if (j == lane)
+                row[j].x += load;
+        }
+        factored = cholesky_rows<UP>(row, U, lane, kMinPivotRatio * (max_gain + load));
+        if (factored && user_lane) {
+#pragma unroll
+            for (int j = 0; j < UP; ++j) {
+                if (j <= lane)
+                    sm.l[lane][j] = row[j];
+                if (j == lane) // compile-time register index, unlike row[lane]
+                    sm.inv_diag[lane] = 1.0f / row[j].x;
             }
         }
-        __syncthreads();
-        bool ok = true;
-        for (int k = 0; k < U; ++k) {
-            const float d = l[k][k].x; // the pivot L_kk^2, the same for every thread
-            if (!(d >= kMinPivotRatio * max_diag) || !isfinite(d)) {
-                ok = false;
-                break;
-            }
-            const float inv_lkk = rsqrtf(d);
-            for (int i = k + 1 + tid; i < U; i += kPrepareThreads)
-                l[i][k] = cscale(l[i][k], inv_lkk);
-            __syncthreads();
-            const int n = U - k - 1;
-            for (int idx = tid; idx < n * n; idx += kPrepareThreads) {
-                const int i = k + 1 + idx / n, j = k + 1 + idx % n;
-                if (j <= i)
-                    l[i][j] = csub(l[i][j], cmul(l[i][k], conj2(l[j][k])));
-            }
-            if (tid == 0)
-                l[k][k] = make_float2(sqrtf(d), 0.0f);
-            __syncthreads();
-        }
-        if (tid == 0 && attempt == 1)
-            s_regularized = 1; // counted like the CPU: whenever loading was needed
-        if (ok) {
-            break;
-        }
-        if (attempt == 1 && tid == 0)
-            s_bad = 1;
-        __syncthreads();
     }
-    __syncthreads();
-    if (s_bad) {
-        erase_subcarrier();
+    if (!factored) {
+        if (warp == 0)
+            erase_subcarrier(regularized);
         return;
     }
+    __syncwarp();
 
-    // A^-1 = L^-H L^-1. Warp 0 inverts L column by column (lane c owns column c of L^-1),
-    // then all threads form A^-1 in place of L, and W^T = (A^-1 H^H)^T as a product:
-    // every matrix stays in shared memory instead of per-thread arrays.
-    if (tid < 32) {
-        const int c = tid;
-        for (int i = 0; i < U; ++i)
-            if (c < U)
-                li[i][c] = make_float2(0.0f, 0.0f);
-        if (c < U)
-            for (int i = c; i < U; ++i) {
-                float2 s = make_float2(i == c ? 1.0f : 0.0f, 0.0f);
-                for (int j = c; j < i; ++j)
-                    s = csub(s, cmul(l[i][j], li[j][c]));
-                li[i][c] = cscale(s, 1.0f / l[i][i].x);
-            }
-    }
-    __syncthreads();
-    for (int idx = tid; idx < U * U; idx += kPrepareThreads) {
-        const int u = idx / U, v = idx % U;
-        float2 s = make_float2(0.0f, 0.0f);
-        for (int k = max(u, v); k < U; ++k)
-            s = cadd(s, cmulc(li[k][u], li[k][v]));
-        l[u][v] = s; // l now holds A^-1
-    }
-    __syncthreads();
-
-    // W^T = conj(H) A^-T, 32 antennas at a time from shared memory (H staged again).
+    // W^T: row b is the solution w of A w = conj(h_b) (W = A^-1 H^H), by a forward and a
+    // backward substitution, one antenna per lane; the rows go out through shared memory
+    // so that the stores are coalesced. Along the way each lane sums its antennas' part
+    // of lambda_u = (W H)_uu (chol) or of |w_u|^2 (the post-ZF noise gain). The chunks
+    // are taken in reverse so that the last one staged for G is used again as it is.
+    const bool zf = p.mode == KernelMode::zf;
+    float diag_part[UP];
+#pragma unroll
+    for (int u = 0; u < UP; ++u)
+        diag_part[u] = 0.0f;
+    bool finite = true;
     float2* wt = p.wt + static_cast<std::size_t>(sc) * B * U;
-    for (int b0 = 0; b0 < B; b0 += kChunk) {
-        const int rows = min(kChunk, B - b0);
-        stage_matrix<4>(&hs[0][0], UMAX + 1, h + b0 * U, rows, U, tid, kPrepareThreads);
-        __syncthreads();
-        for (int idx = tid; idx < rows * U; idx += kPrepareThreads) {
-            const int bb = idx / U, u = idx % U;
-            float2 w = make_float2(0.0f, 0.0f);
-            for (int j = 0; j < U; ++j)
-                w = cadd(w, cmul(l[u][j], conj2(hs[bb][j])));
-            wt[b0 * U + idx] = w;
-            if (!cfinite(w))
-                s_bad = 1;
+    for (int chunk = last_chunk; chunk >= 0; chunk -= warps) {
+        const int b0 = chunk * kPrepareChunk, rows = min(kPrepareChunk, B - b0);
+        if (chunk != last_chunk) {
+            stage_h_chunk<UP>(sm.h, h + b0 * U, rows, U, lane);
+            __syncwarp();
         }
-        __syncthreads();
+        float2 x[UP];
+#pragma unroll
+        for (int j = 0; j < UP; ++j)
+            x[j] = conj2(sm.h[lane][j]);
+#pragma unroll
+        for (int i = 0; i < UP; ++i) { // L z = x
+            if (i < U) {
+                float2 s = x[i];
+#pragma unroll
+                for (int j = 0; j < i; ++j)
+                    s = cfma(make_float2(-sm.l[i][j].x, -sm.l[i][j].y), x[j], s);
+                x[i] = cscale(s, sm.inv_diag[i]);
+            }
+        }
+#pragma unroll
+        for (int i = UP - 1; i >= 0; --i) { // L^H w = z
+            if (i < U) {
+                float2 s = x[i];
+#pragma unroll
+                for (int j = i + 1; j < UP; ++j)
+                    if (j < U)
+                        s = cfmac(make_float2(-sm.l[j][i].x, -sm.l[j][i].y), x[j], s);
+                x[i] = cscale(s, sm.inv_diag[i]);
+            }
+        }
+        if (lane < rows) {
+#pragma unroll
+            for (int u = 0; u < UP; ++u) {
+                if (u < U) {
+                    diag_part[u] += zf ? cnorm(x[u]) : cmul(x[u], sm.h[lane][u]).x;
+                    finite = finite && cfinite(x[u]);
+                }
+            }
+        }
+        __syncwarp();
+#pragma unroll
+        for (int u = 0; u < UP; ++u)
+            sm.h[lane][u] = x[u]; // each lane rewrites only its own row
+        __syncwarp();
+        if (U == UP) // shifts instead of divisions by a run-time U
+            for (int idx = lane; idx < rows * UP; idx += 32)
+                wt[b0 * UP + idx] = sm.h[idx / UP][idx % UP];
+        else
+            for (int idx = lane; idx < rows * U; idx += 32)
+                wt[b0 * U + idx] = sm.h[idx / U][idx % U];
+        __syncwarp();
+    }
+    if (!__all_sync(0xffffffffu, finite) && lane == 0)
+        blk.not_finite = 1;
+#pragma unroll
+    for (int u = 0; u < UP; ++u) {
+        const float total = warp_sum(diag_part[u]);
+        if (lane == u)
+            sm.diag_part[u] = total;
     }
     __syncthreads();
-    if (s_bad) {
-        erase_subcarrier();
+    if (warp != 0)
+        return;
+    if (blk.not_finite) {
+        erase_subcarrier(regularized);
         return;
     }
-    // lambda_u = (W H)_uu (chol) and the post-ZF noise N0 |w_u|^2 (zf): a warp per user,
-    // lanes over the antennas, a fixed-order butterfly sum.
-    {
-        const int warp = tid / 32, lane = tid % 32;
-        for (int u = warp; u < U; u += kPrepareThreads / 32) {
-            float lam = 0.0f, wnorm = 0.0f;
-            for (int b = lane; b < B; b += 32) {
-                const float2 w = wt[b * U + u];
-                lam += cmul(w, h[b * U + u]).x;
-                wnorm += cnorm(w);
-            }
-            for (int off = 16; off > 0; off >>= 1) {
-                lam += __shfl_xor_sync(0xffffffffu, lam, off);
-                wnorm += __shfl_xor_sync(0xffffffffu, wnorm, off);
-            }
-            if (lane != 0)
-                continue;
-            const bool usable = g[u][u].x > min_gain;
-            if (usable && p.mode == KernelMode::zf) {
-                const float noise = p.n0 * wnorm;
-                rho[u] = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
-                inv_lambda[u] = 1.0f;
-            } else if (usable && p.mode == KernelMode::chol && lam > 0.0f &&
-                       isfinite(lam)) {
-                const float one_minus = 1.0f - lam;
-                rho[u] = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
-                inv_lambda[u] = 1.0f / lam;
-            } else {
-                rho[u] = 0.0f;
-                inv_lambda[u] = 0.0f;
-                atomicAdd(&s_unusable, 1);
-            }
+    float own_diag = 0.0f;
+    if (user_lane)
+        for (int w = 0; w < warps; ++w) // a fixed order: deterministic
+            own_diag += warp_smem[w].diag_part[lane];
+    bool unusable = false;
+    if (user_lane) {
+        float r = 0.0f, il = 0.0f;
+        if (usable && zf) {
+            const float noise = p.n0 * own_diag;
+            r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
+            il = 1.0f;
+        } else if (usable && own_diag > 0.0f && isfinite(own_diag)) {
+            const float lam = own_diag, one_minus = 1.0f - lam;
+            r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
+            il = 1.0f / lam;
+        } else {
+            unusable = true;
         }
+        rho[lane] = r;
+        inv_lambda[lane] = il;
     }
-    __syncthreads();
-    if (tid == 0) {
-        p.status[sc] = s_regularized ? kStatusRegularized : kStatusOk;
-        p.unusable[sc] = static_cast<std::uint8_t>(s_unusable);
+    const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
+    if (lane == 0) {
+        p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
+        p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
     }
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* Per-symbol equalization and demapping: a block per (subcarrier, group of symbols), a */
-/* warp per symbol. UP = users rounded up to a power of two; the 32 lanes of a warp form
- */
-/* 32/UP groups of UP lanes (lane = group * UP + user) that split the antennas between */
-/* them, so every lane works even when U < 32. */
+/* Per-symbol equalization and demapping. */
 /* ------------------------------------------------------------------------------------ */
 
 template <int UP>
@@ -383,14 +445,102 @@ __device__ __forceinline__ float group_sum(float v)
     return v;
 }
 
-/* kStaged: a block per (subcarrier, group of symbols) stages W^T (or H and A) in shared
- * memory once for all its symbols. Otherwise (few symbols per subcarrier, e.g.
- * broumas2023's one-symbol systems) each warp takes one (subcarrier, symbol) pair and
- * reads the matrices straight from global memory: staging would be used once, and a block
- * per subcarrier would leave most of the SM idle. */
-template <int UP, bool kStaged>
+/*! The CG (li2015 Algorithm 1) or CR (broumas2023 Figure 4) iterations for one symbol on
+ * a group of UP lanes (lane = first + user): y_mf is this lane's entry of H^H y, a_s the
+ * staged A with row stride `stride` (A is Hermitian: (A v)_u = sum_j conj(A_ju) v_j).
+ * Every lane of the group must call it. Returns this lane's entry of x. */
+template <int UP>
+__device__ __forceinline__ float2 iterate(KernelMode mode,
+                                          int iterations,
+                                          float2 y_mf,
+                                          const float2* a_s,
+                                          int stride,
+                                          int U,
+                                          int user,
+                                          int first)
+{
+    const bool active = user < U;
+    auto a_times = [&](float2 v) {
+        float2 out = make_float2(0.0f, 0.0f);
+        for (int j = 0; j < U; ++j) {
+            const float2 vj = shfl(v, first + j);
+            if (active)
+                out = cadd(out, cmulc(a_s[j * stride + user], vj));
+        }
+        return out;
+    };
+    auto step = [](float num, float den) {
+        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+    };
+    float2 r = y_mf, pv = y_mf, x = make_float2(0.0f, 0.0f);
+    if (mode == KernelMode::cg) {
+        float rr = group_sum<UP>(cnorm(r));
+        for (int it = 0; it < iterations; ++it) {
+            const float2 sv = a_times(pv);
+            const float alpha = step(rr, group_sum<UP>(cmulc(pv, sv).x));
+            x = cadd(x, cscale(pv, alpha));
+            r = csub(r, cscale(sv, alpha));
+            const float rr_next = group_sum<UP>(cnorm(r));
+            const float beta = alpha > 0.0f ? step(rr_next, rr) : 0.0f;
+            pv = cadd(r, cscale(pv, beta));
+            rr = rr_next;
+        }
+    } else {
+        float2 m = a_times(r), e = m;
+        float rm = group_sum<UP>(cmulc(r, m).x);
+        for (int it = 0; it < iterations; ++it) {
+            const float alpha = step(rm, group_sum<UP>(cnorm(e)));
+            x = cadd(x, cscale(pv, alpha));
+            r = csub(r, cscale(e, alpha));
+            m = a_times(r);
+            const float rm_next = group_sum<UP>(cmulc(r, m).x);
+            const float beta = alpha > 0.0f ? step(rm_next, rm) : 0.0f;
+            pv = cadd(r, cscale(pv, beta));
+            e = cadd(m, cscale(e, beta));
+            rm = rm_next;
+        }
+    }
+    return x;
+}
+
+//! Writes the clipped, signed max-log LLRs of one (symbol, subcarrier, user): one vector
+//! store for 16-QAM and 256-QAM, two-float stores for QPSK and 64-QAM, when aligned.
+__device__ __forceinline__ void
+write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
+{
+    float out[8];
+    demap_maxlog(p.demap, cscale(x, inv_lambda), rho, out);
+    const int Q = p.demap.bits;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+        out[j] = fminf(fmaxf(p.llr_sign * out[j], -p.llr_clip), p.llr_clip);
+    const auto address = reinterpret_cast<std::uintptr_t>(dst);
+    if (Q % 4 == 0 && address % 16 == 0) {
+        reinterpret_cast<float4*>(dst)[0] = make_float4(out[0], out[1], out[2], out[3]);
+        if (Q == 8)
+            reinterpret_cast<float4*>(dst)[1] =
+                make_float4(out[4], out[5], out[6], out[7]);
+    } else if (Q % 2 == 0 && address % 8 == 0) {
+#pragma unroll
+        for (int j = 0; j < 8; j += 2)
+            if (j < Q)
+                reinterpret_cast<float2*>(dst)[j / 2] = make_float2(out[j], out[j + 1]);
+    } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            if (j < Q)
+                dst[j] = out[j];
+    }
+}
+
+/*! A warp per (subcarrier, symbol), for calls of one or two symbols per subcarrier (e.g.
+ * broumas2023's single-symbol systems): the matrices are read straight from global memory
+ * (staging them would serve one symbol). UP = users rounded up to a power of two; the 32
+ * lanes form 32/UP groups of UP lanes (lane = group * UP + user) that split the antennas
+ * between them, so every lane works even when U < 32. */
+template <int UP>
 __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
-    equalize_kernel(EqualizeArgs p, int symbols_per_block)
+    equalize_direct_kernel(EqualizeArgs p)
 {
     extern __shared__ float2 smem[];
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
@@ -400,185 +550,344 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     constexpr int kGroups = 32 / UP;
     const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
 
-    int sc;
-    std::size_t sym_begin, sym_end, sym_step;
-    if (kStaged) {
-        sc = blockIdx.x;
-        sym_begin = static_cast<std::size_t>(blockIdx.y) * symbols_per_block + warp;
-        sym_end = min(p.num_symbols,
-                      static_cast<std::size_t>(blockIdx.y) * symbols_per_block +
-                          symbols_per_block);
-        sym_step = warps;
-    } else {
-        const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * warps + warp;
-        if (pair >= p.num_symbols * nsc)
-            return;
-        sc = static_cast<int>(pair %
-                              nsc); // neighbouring warps read neighbouring y vectors
-        sym_begin = pair / nsc;
-        sym_end = sym_begin + 1;
-        sym_step = 1;
-    }
-    const int stride = kStaged ? padded(U) : U;
-    const float2* src = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
-    const float2* asrc = p.a + static_cast<std::size_t>(sc) * U * U;
-    const float2* mat = src;
-    const float2* a = asrc;
-    float2* ybuf;
-    if (kStaged) {
-        float2* mat_s = smem;             // W^T or H: [B][U + 1]
-        float2* a_s = mat_s + B * stride; // A: [U][U + 1] (cg/cr)
-        mat = mat_s;
-        a = a_s;
-        ybuf = a_s + (iterative ? U * stride : 0) + warp * B;
-    } else {
-        ybuf = smem + warp * B;
-    }
+    const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * warps + warp;
+    if (pair >= p.num_symbols * nsc)
+        return;
+    const int sc = static_cast<int>(pair % nsc); // neighbouring warps: neighbouring y
+    const std::size_t s = pair / nsc;
+    const float2* mat = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
+    const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
+    float2* ybuf = smem + warp * B;
+    float* llr = p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
+    float2* x_hat = p.x_hat ? p.x_hat + (s * nsc + sc) * U : nullptr;
 
-    auto llr_at = [&](std::size_t s) {
-        return p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
+    const float2* ys = p.y + (s * nsc + sc) * B;
+    bool finite = true;
+    for (int b = lane; b < B; b += 32) {
+        const float2 v = ys[b];
+        finite = finite && cfinite(v);
+        ybuf[b] = v;
+    }
+    // NaN/Inf in y (counted), or no usable channel: this (symbol, subcarrier) is erased.
+    const bool y_finite = __all_sync(0xffffffffu, finite);
+    if (!y_finite || (p.status[sc] & kStatusBad)) {
+        if (!y_finite && lane == 0)
+            atomicAdd(p.bad_sample_count, 1ull);
+        for (int i = lane; i < U * Q; i += 32)
+            llr[i] = 0.0f;
+        if (x_hat)
+            for (int u = lane; u < U; u += 32)
+                x_hat[u] = make_float2(0.0f, 0.0f);
+        return;
+    }
+    __syncwarp();
+    const bool active = user < U;
+    // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every kGroups-th
+    // antenna, then the groups are summed with butterflies.
+    float2 acc = make_float2(0.0f, 0.0f);
+    if (active) {
+        if (iterative) {
+            for (int b = group; b < B; b += kGroups)
+                acc = cadd(acc, cmulc(mat[b * U + user], ybuf[b]));
+        } else {
+            for (int b = group; b < B; b += kGroups)
+                acc = cadd(acc, cmul(mat[b * U + user], ybuf[b]));
+        }
+    }
+#pragma unroll
+    for (int off = UP; off < 32; off <<= 1)
+        acc = cadd(acc, shfl_xor(acc, off));
+    // Every group runs the same iterations on its copy (no divergence, no sync).
+    const float2 x =
+        iterative ? iterate<UP>(p.mode, p.iterations, acc, a, U, U, user, lane - user)
+                  : acc;
+    if (group == 0 && active) {
+        write_llrs(
+            p, x, p.inv_lambda[sc * U + user], p.rho[sc * U + user], llr + user * Q);
+        if (x_hat)
+            x_hat[user] = x;
+    }
+}
+
+/* The tiled kernel: a block per (subcarrier, tile of S symbols) computes the U x S
+ * product W Y (or H^H Y) like a small GEMM. The matrix and the received vectors are
+ * staged in chunks of 32 antennas, double-buffered with asynchronous copies so that the
+ * next chunk is in flight while this one is used; thread (pair, group) accumulates users
+ * 2 pair and 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory
+ * load feeds two or four complex multiply-adds instead of one. When subcarriers and
+ * symbols are few, KS "k-groups" of threads take every KS-th chunk each and their sums
+ * are added in a fixed order. chol/zf demap straight from the registers; cg/cr pass H^H y
+ * through shared memory to groups of UP lanes that iterate one symbol each. W (or H) is
+ * finite on a usable subcarrier, so a symbol's products are finite exactly when its y is:
+ * NaN/Inf in y is found from the results instead of testing every sample. */
+constexpr int kTileChunk = 32; //!< antennas per staged chunk
+constexpr int kTileSymbolsPerThread = 4;
+constexpr int kMaxTileSymbols = 64;
+constexpr int kMaxKGroups = 4;
+//! Shared memory the tiled kernel may use (the opt-in limit of sm_75).
+constexpr std::size_t kTileSmemLimit = 64 * 1024;
+
+__host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
+
+//! One staging buffer: the matrix chunk [kTileChunk][UP] and the received chunk
+//! [S][kTileChunk + 1]; each k-group has two.
+__host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
+{
+    return kTileChunk * up + symbols * tile_y_stride();
+}
+
+struct TileShape {
+    int symbols; //!< S: a power of two, at most kMaxTileSymbols
+    int kgroups; //!< KS: 1, 2 or 4
+    int threads; //!< (UP / 2) * (S / 4) * KS
+};
+
+std::size_t tiled_shared_bytes(int up, const TileShape& t, bool iterative)
+{
+    return sizeof(float2) *
+           (static_cast<std::size_t>(t.kgroups) * 2 * tile_buffer_items(up, t.symbols) +
+            (iterative ? static_cast<std::size_t>(up) * (up + 1) : 0));
+}
+
+/*! S covers the call's symbols (at most kMaxTileSymbols) and gives at least a whole warp
+ * per k-group ((UP/2) * (S/4) >= 32); KS splits the antennas while the blocks are small
+ * and the antennas and shared memory allow it. */
+TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool iterative)
+{
+    TileShape t{};
+    t.symbols = std::max(8, 256 / up);
+    while (t.symbols < kMaxTileSymbols &&
+           static_cast<std::size_t>(t.symbols) < num_symbols)
+        t.symbols *= 2;
+    const int base = (up / 2) * (t.symbols / kTileSymbolsPerThread);
+    const int chunks = (num_antennas + kTileChunk - 1) / kTileChunk;
+    t.kgroups = 1;
+    for (;;) {
+        TileShape wider = t;
+        wider.kgroups *= 2;
+        if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
+            base * t.kgroups >= 128 ||
+            tiled_shared_bytes(up, wider, iterative) > kTileSmemLimit)
+            break;
+        t = wider;
+    }
+    t.threads = base * t.kgroups;
+    return t;
+}
+
+template <int UP>
+__global__ void __launch_bounds__(256)
+    equalize_tiled_kernel(EqualizeArgs p, int S, int kgroups)
+{
+    extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
+    float2* const smem = reinterpret_cast<float2*>(tile_smem);
+    __shared__ int bad_symbol[kMaxTileSymbols];
+
+    constexpr int P = UP / 2;
+    const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
+    const int nsc = p.num_subcarriers;
+    const int tid = threadIdx.x, threads = blockDim.x, G = S / kTileSymbolsPerThread;
+    const int base = P * G; // threads per k-group
+    const int kg = tid / base, local = tid % base;
+    const int pair = local % P, grp = local / P;
+    const int sc = blockIdx.x;
+    const std::size_t s0 = static_cast<std::size_t>(blockIdx.y) * S;
+    const int count =
+        static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
+    const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
+    const int buffer_items = tile_buffer_items(UP, S);
+    float2* const kg_smem = smem + kg * 2 * buffer_items; // this k-group's two buffers
+    float2* a_s = smem + kgroups * 2 * buffer_items;      // [UP][UP + 1] (cg/cr)
+    auto y_at = [&](int s) { return p.y + ((s0 + s) * nsc + sc) * B; };
+    auto llr_at = [&](int s) {
+        return p.llr + ((s0 + s) * nsc + sc) * U * static_cast<std::size_t>(Q);
     };
-    if (p.status[sc] &
-        kStatusBad) { // no usable channel: every LLR of the subcarrier is 0
-        for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
-            // Non-finite y is still counted, as on the CPU.
-            const float2* ys = p.y + (s * nsc + sc) * B;
-            bool finite = true;
+    auto erase = [&](int s, int u) {
+        float* dst = llr_at(s) + u * Q;
+        for (int j = 0; j < Q; ++j)
+            dst[j] = 0.0f;
+        if (p.x_hat)
+            p.x_hat[((s0 + s) * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
+    };
+
+    if (p.status[sc] & kStatusBad) { // no usable channel: every LLR of the tile is 0
+        const int warp = tid / 32, lane = tid % 32, warps = threads / 32;
+        for (int s = warp; s < count; s += warps) {
+            bool finite = true; // non-finite y is still counted, as on the CPU
             for (int b = lane; b < B; b += 32)
-                finite = finite && cfinite(ys[b]);
+                finite = finite && cfinite(y_at(s)[b]);
             if (!__all_sync(0xffffffffu, finite) && lane == 0)
                 atomicAdd(p.bad_sample_count, 1ull);
             for (int i = lane; i < U * Q; i += 32)
                 llr_at(s)[i] = 0.0f;
             if (p.x_hat)
                 for (int u = lane; u < U; u += 32)
-                    p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
+                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
         }
-        return; // uniform per block when staged (one subcarrier per block)
+        return; // uniform per block
     }
 
-    if (kStaged) {
-        stage_matrix(
-            const_cast<float2*>(mat), stride, src, B, U, threadIdx.x, blockDim.x);
-        if (iterative)
-            stage_matrix(
-                const_cast<float2*>(a), stride, asrc, U, U, threadIdx.x, blockDim.x);
+    for (int s = tid; s < S; s += threads)
+        bad_symbol[s] = 0;
+    if (iterative) {
+        const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
+        for (int idx = tid; idx < U * U; idx += threads)
+            a_s[(idx / U) * (UP + 1) + idx % U] = __ldg(a + idx);
     }
+    const float2* mat = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
+    const int chunks = (B + kTileChunk - 1) / kTileChunk;
+    const int rounds = (chunks + kgroups - 1) / kgroups;
+    // Queues the copies of this k-group's chunk of round r into buffer r % 2 (past the
+    // last chunk, or past B, U or the call's symbols: zeros).
+    auto stage = [&](int r) {
+        const int chunk = r * kgroups + kg, b0 = chunk * kTileChunk;
+        const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
+        float2* ms = kg_smem + (r % 2) * buffer_items;
+        float2* ys = ms + kTileChunk * UP;
+        for (int idx = local; idx < kTileChunk * UP; idx += base) {
+            const int row = idx / UP, u = idx % UP;
+            const bool valid = row < rows && u < U;
+            copy_async8(ms + idx, valid ? mat + (b0 + row) * U + u : mat, valid);
+        }
+        for (int idx = local; idx < S * kTileChunk; idx += base) {
+            const int s = idx / kTileChunk, b = idx % kTileChunk;
+            const bool valid = s < count && b < rows;
+            copy_async8(
+                ys + s * tile_y_stride() + b, valid ? y_at(s) + b0 + b : mat, valid);
+        }
+        copy_async_commit();
+    };
+
+    float2 acc[kTileSymbolsPerThread][2];
+#pragma unroll
+    for (int t = 0; t < kTileSymbolsPerThread; ++t)
+        acc[t][0] = acc[t][1] = make_float2(0.0f, 0.0f);
+    stage(0);
+    for (int r = 0; r < rounds; ++r) {
+        if (r + 1 < rounds)
+            stage(r + 1);
+        else
+            copy_async_commit(); // an empty group keeps the wait below uniform
+        copy_async_wait<1>();    // round r's copies have landed (this thread's)
+        __syncthreads();         // ... and everyone's
+        const int chunk = r * kgroups + kg;
+        const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
+        const float2* ms = kg_smem + (r % 2) * buffer_items;
+        const float2* yrow = ms + kTileChunk * UP + grp * tile_y_stride();
+        for (int b = 0; b < rows; ++b) {
+            const float4 w = *reinterpret_cast<const float4*>(ms + b * UP + 2 * pair);
+            const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+#pragma unroll
+            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                const float2 yv = yrow[(G * t) * tile_y_stride() + b];
+                if (iterative) { // y_MF = H^H y
+                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                } else { // x = W y
+                    acc[t][0] = cfma(w0, yv, acc[t][0]);
+                    acc[t][1] = cfma(w1, yv, acc[t][1]);
+                }
+            }
+        }
+        __syncthreads(); // buffer r % 2 is refilled in round r + 1
+    }
+
+    if (kgroups > 1) {          // k-group 0 adds the others' sums, in k-group order
+        float2* part = kg_smem; // [S][UP] over the consumed buffers
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            part[(grp + G * t) * UP + 2 * pair] = acc[t][0];
+            part[(grp + G * t) * UP + 2 * pair + 1] = acc[t][1];
+        }
+        __syncthreads();
+        if (kg == 0)
+            for (int k = 1; k < kgroups; ++k) {
+                const float2* other = smem + k * 2 * buffer_items;
+#pragma unroll
+                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                    acc[t][0] = cadd(acc[t][0], other[(grp + G * t) * UP + 2 * pair]);
+                    acc[t][1] = cadd(acc[t][1], other[(grp + G * t) * UP + 2 * pair + 1]);
+                }
+            }
+    }
+    if (kg == 0)
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t)
+            if (!cfinite(acc[t][0]) || !cfinite(acc[t][1]))
+                bad_symbol[grp + G * t] = 1; // NaN/Inf in this symbol's y
+    __syncthreads();
+
+    if (!iterative) {
+        if (kg != 0)
+            return;
+        float rho[2], inv_lambda[2];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int u = 2 * pair + k;
+            rho[k] = u < U ? p.rho[sc * U + u] : 0.0f;
+            inv_lambda[k] = u < U ? p.inv_lambda[sc * U + u] : 0.0f;
+        }
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            const int s = grp + G * t;
+            if (s >= count)
+                continue;
+            const bool bad = bad_symbol[s];
+            if (bad && pair == 0)
+                atomicAdd(p.bad_sample_count, 1ull);
+#pragma unroll
+            for (int k = 0; k < 2; ++k) {
+                const int u = 2 * pair + k;
+                if (u >= U)
+                    continue;
+                if (bad) {
+                    erase(s, u);
+                    continue;
+                }
+                write_llrs(p, acc[t][k], inv_lambda[k], rho[k], llr_at(s) + u * Q);
+                if (p.x_hat)
+                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = acc[t][k];
+            }
+        }
+        return;
+    }
+
+    // cg/cr: H^H y through shared memory, then a group of UP lanes per symbol (all the
+    // block's threads: S / groups = 8 / KS passes each).
+    float2* zs = smem + kgroups * 2 * buffer_items - S * (UP + 1); // past the parts
+    if (kg == 0) {
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            zs[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+            zs[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+        }
+    }
+    __syncthreads();
+    const int user = tid % UP, first = (tid % 32) - user;
+    const int groups = threads / UP;
     const bool active = user < U;
     const float rho = active ? p.rho[sc * U + user] : 0.0f;
     const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
-    if (kStaged)
-        __syncthreads();
-
-    for (std::size_t s = sym_begin; s < sym_end; s += sym_step) {
-        const float2* ys = p.y + (s * nsc + sc) * B;
-        bool finite = true;
-        for (int b = lane; b < B; b += 32) {
-            const float2 v = ys[b];
-            finite = finite && cfinite(v);
-            ybuf[b] = v;
-        }
-        if (!__all_sync(0xffffffffu,
-                        finite)) { // NaN/Inf in y: erase this (symbol, subcarrier)
-            for (int i = lane; i < U * Q; i += 32)
-                llr_at(s)[i] = 0.0f;
-            if (p.x_hat)
-                for (int u = lane; u < U; u += 32)
-                    p.x_hat[(s * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
-            if (lane == 0)
+    // Every group makes the same number of passes (S is a multiple of the group count),
+    // so the shuffles inside iterate() always have their whole group.
+    for (int s = tid / UP; s < S; s += groups) {
+        const float2 x = iterate<UP>(
+            p.mode, p.iterations, zs[s * (UP + 1) + user], a_s, UP + 1, U, user, first);
+        if (s >= count || !active)
+            continue;
+        if (bad_symbol[s]) {
+            if (user == 0)
                 atomicAdd(p.bad_sample_count, 1ull);
-            __syncwarp();
+            erase(s, user);
             continue;
         }
-        __syncwarp();
-
-        // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every
-        // kGroups-th antenna, then the groups are summed with butterflies.
-        float2 acc = make_float2(0.0f, 0.0f);
-        if (active) {
-            if (iterative) {
-                for (int b = group; b < B; b += kGroups)
-                    acc = cadd(acc, cmulc(mat[b * stride + user], ybuf[b]));
-            } else {
-                for (int b = group; b < B; b += kGroups)
-                    acc = cadd(acc, cmul(mat[b * stride + user], ybuf[b]));
-            }
-        }
-#pragma unroll
-        for (int off = UP; off < 32; off <<= 1)
-            acc = cadd(acc, shfl_xor(acc, off));
-
-        float2 x = acc;
-        if (iterative) {
-            // Every group runs the same iterations on its copy (no divergence, no sync).
-            const int base = lane - user;
-            auto a_times = [&](float2 v) { // (A v)_user = sum_j conj(A[j][user]) v_j
-                float2 out = make_float2(0.0f, 0.0f);
-                for (int j = 0; j < U; ++j) {
-                    const float2 vj = shfl(v, base + j);
-                    if (active)
-                        out = cadd(out, cmulc(a[j * stride + user], vj));
-                }
-                return out;
-            };
-            auto step = [](float num, float den) {
-                return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
-            };
-            float2 r = acc, pv = acc;
-            x = make_float2(0.0f, 0.0f);
-            if (p.mode == KernelMode::cg) { // li2015 Algorithm 1
-                float rr = group_sum<UP>(cnorm(r));
-                for (int it = 0; it < p.iterations; ++it) {
-                    const float2 sv = a_times(pv);
-                    const float alpha = step(rr, group_sum<UP>(cmulc(pv, sv).x));
-                    x = cadd(x, cscale(pv, alpha));
-                    r = csub(r, cscale(sv, alpha));
-                    const float rr_next = group_sum<UP>(cnorm(r));
-                    const float beta = alpha > 0.0f ? step(rr_next, rr) : 0.0f;
-                    pv = cadd(r, cscale(pv, beta));
-                    rr = rr_next;
-                }
-            } else { // broumas2023 Figure 4
-                float2 m = a_times(r), e = m;
-                float rm = group_sum<UP>(cmulc(r, m).x);
-                for (int it = 0; it < p.iterations; ++it) {
-                    const float alpha = step(rm, group_sum<UP>(cnorm(e)));
-                    x = cadd(x, cscale(pv, alpha));
-                    r = csub(r, cscale(e, alpha));
-                    m = a_times(r);
-                    const float rm_next = group_sum<UP>(cmulc(r, m).x);
-                    const float beta = alpha > 0.0f ? step(rm_next, rm) : 0.0f;
-                    pv = cadd(r, cscale(pv, beta));
-                    e = cadd(m, cscale(e, beta));
-                    rm = rm_next;
-                }
-            }
-        }
-
-        if (group == 0 && active) {
-            float out[8];
-            demap_maxlog(p.demap, cscale(x, inv_lambda), rho, out);
-            float* dst = llr_at(s) + user * Q;
-#pragma unroll
-            for (int j = 0; j < 8; ++j)
-                if (j < Q)
-                    dst[j] = fminf(fmaxf(p.llr_sign * out[j], -p.llr_clip), p.llr_clip);
-            if (p.x_hat)
-                p.x_hat[(s * nsc + sc) * U + user] = x;
-        }
-        __syncwarp(); // ybuf is rewritten for the next symbol
+        write_llrs(p, x, inv_lambda, rho, llr_at(s) + user * Q);
+        if (p.x_hat)
+            p.x_hat[((s0 + s) * nsc + sc) * U + user] = x;
     }
 }
 
 int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; }
-
-template <int UP>
-void set_equalize_smem_limit(std::size_t bytes)
-{
-    MIMODET_CUDA_CHECK(cudaFuncSetAttribute(equalize_kernel<UP, true>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(bytes)));
-}
 
 //! Symbols per subcarrier below which each warp takes a (subcarrier, symbol) pair.
 constexpr std::size_t kDirectBelowSymbols = 3;
@@ -592,20 +901,18 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
         if (blocks > 0x7fffffffu)
             throw std::invalid_argument("launch_equalize: too many symbols in one call");
         const std::size_t smem = sizeof(float2) * kMaxWarpsPerBlock * args.num_antennas;
-        equalize_kernel<UP, false>
+        equalize_direct_kernel<UP>
             <<<static_cast<unsigned>(blocks), 32 * kMaxWarpsPerBlock, smem, stream>>>(
-                args, 1);
+                args);
         return;
     }
-    // A block per subcarrier and group of symbols: up to kSymbolsPerWarp symbols per warp
-    // so that staging the matrix is amortized. grid.y is limited to 65535: long calls are
-    // cut into slices.
-    const int warps =
-        static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, args.num_symbols));
-    const std::size_t per_block = static_cast<std::size_t>(warps) * kSymbolsPerWarp;
-    const std::size_t max_slice = per_block * 65535;
-    const std::size_t smem =
-        equalize_shared_bytes(args.num_antennas, args.num_users, args.mode, warps);
+    // A block per subcarrier and tile of symbols; grid.y is limited to 65535, so long
+    // calls are cut into slices.
+    const bool iterative = args.mode == KernelMode::cg || args.mode == KernelMode::cr;
+    const TileShape shape =
+        tile_shape(UP, args.num_symbols, args.num_antennas, iterative);
+    const std::size_t smem = tiled_shared_bytes(UP, shape, iterative);
+    const std::size_t max_slice = static_cast<std::size_t>(shape.symbols) * 65535;
     const std::size_t nsc = static_cast<std::size_t>(args.num_subcarriers);
     for (std::size_t first = 0; first < args.num_symbols; first += max_slice) {
         EqualizeArgs slice = args;
@@ -614,57 +921,66 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
         slice.llr = args.llr + first * nsc * args.num_users * args.demap.bits;
         if (args.x_hat)
             slice.x_hat = args.x_hat + first * nsc * args.num_users;
-        const std::size_t y_blocks = (slice.num_symbols + per_block - 1) / per_block;
-        const dim3 grid(args.num_subcarriers, static_cast<unsigned>(y_blocks)),
-            block(32 * warps);
-        equalize_kernel<UP, true>
-            <<<grid, block, smem, stream>>>(slice, static_cast<int>(per_block));
+        const std::size_t tiles = (slice.num_symbols + shape.symbols - 1) / shape.symbols;
+        const dim3 grid(args.num_subcarriers, static_cast<unsigned>(tiles));
+        equalize_tiled_kernel<UP>
+            <<<grid, shape.threads, smem, stream>>>(slice, shape.symbols, shape.kgroups);
     }
 }
 
 } // namespace
 
-std::size_t
-equalize_shared_bytes(int num_antennas, int num_users, KernelMode mode, int warps)
-{
-    const bool iterative = mode == KernelMode::cg || mode == KernelMode::cr;
-    const std::size_t rows = num_antennas + (iterative ? num_users : 0);
-    return sizeof(float2) *
-           (rows * padded(num_users) + static_cast<std::size_t>(warps) * num_antennas);
-}
-
-void configure_kernels(int num_antennas, int num_users, KernelMode mode)
+void configure_kernels()
 {
     int device = 0, optin = 0;
     MIMODET_CUDA_CHECK(cudaGetDevice(&device));
     MIMODET_CUDA_CHECK(
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const std::size_t need =
-        equalize_shared_bytes(num_antennas, num_users, mode, kMaxWarpsPerBlock);
+    // Only the prepare kernel for U > 16 needs more than the default 48 KiB.
+    const std::size_t need = prepare_shared_bytes<32>(max_prepare_warps(32));
     if (need > static_cast<std::size_t>(optin))
-        throw std::runtime_error(
-            "the equalize kernel needs " + std::to_string(need) +
-            " bytes of shared memory for B=" + std::to_string(num_antennas) + ", U=" +
-            std::to_string(num_users) + "; this GPU allows " + std::to_string(optin));
-    // The limit belongs to the kernel, not to a detector: set it to the device's maximum
-    // so that a detector needing less never lowers it under another's needs.
-    set_equalize_smem_limit<4>(static_cast<std::size_t>(optin));
-    set_equalize_smem_limit<8>(static_cast<std::size_t>(optin));
-    set_equalize_smem_limit<16>(static_cast<std::size_t>(optin));
-    set_equalize_smem_limit<32>(static_cast<std::size_t>(optin));
+        throw std::runtime_error("the prepare kernel for U > 16 needs " +
+                                 std::to_string(need) +
+                                 " bytes of shared memory per block; this GPU allows " +
+                                 std::to_string(optin));
+    for (const void* kernel : { reinterpret_cast<const void*>(prepare_kernel<32, false>),
+                                reinterpret_cast<const void*>(prepare_kernel<32, true>) })
+        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(need)));
+    // The tiled equalize kernel sizes its tiles to stay within kTileSmemLimit.
+    const int tile_limit = static_cast<int>(
+        std::min<std::size_t>(kTileSmemLimit, static_cast<std::size_t>(optin)));
+    for (const void* kernel :
+         { reinterpret_cast<const void*>(equalize_tiled_kernel<4>),
+           reinterpret_cast<const void*>(equalize_tiled_kernel<8>),
+           reinterpret_cast<const void*>(equalize_tiled_kernel<16>),
+           reinterpret_cast<const void*>(equalize_tiled_kernel<32>) })
+        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, tile_limit));
+}
+
+template <int UP>
+void launch_prepare_for(const PrepareArgs& args, cudaStream_t stream)
+{
+    const int warps = prepare_warps<UP>(args.num_antennas);
+    const std::size_t smem = prepare_shared_bytes<UP>(warps);
+    const unsigned blocks = static_cast<unsigned>(args.num_subcarriers);
+    if (args.mode == KernelMode::cg || args.mode == KernelMode::cr)
+        prepare_kernel<UP, true><<<blocks, 32 * warps, smem, stream>>>(args);
+    else
+        prepare_kernel<UP, false><<<blocks, 32 * warps, smem, stream>>>(args);
 }
 
 void launch_prepare(const PrepareArgs& args, cudaStream_t stream)
 {
     if (args.num_subcarriers == 0)
         return;
-    const dim3 grid(args.num_subcarriers), block(kPrepareThreads);
     if (args.num_users <= 8)
-        prepare_kernel<8><<<grid, block, 0, stream>>>(args);
+        launch_prepare_for<8>(args, stream);
     else if (args.num_users <= 16)
-        prepare_kernel<16><<<grid, block, 0, stream>>>(args);
+        launch_prepare_for<16>(args, stream);
     else
-        prepare_kernel<32><<<grid, block, 0, stream>>>(args);
+        launch_prepare_for<32>(args, stream);
     MIMODET_CUDA_CHECK_LAUNCH("prepare_kernel");
 }
 

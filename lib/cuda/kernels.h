@@ -67,12 +67,9 @@ struct EqualizeArgs {
         bad_sample_count; //!< incremented per non-finite (symbol, subcarrier)
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
-//! Dynamic shared memory the equalize kernel needs with the given warps per block.
-std::size_t
-equalize_shared_bytes(int num_antennas, int num_users, KernelMode mode, int warps);
-//! Raises the kernels' dynamic shared memory limit on the current device; throws when the
-//! configuration cannot fit.
-void configure_kernels(int num_antennas, int num_users, KernelMode mode);
+//! Raises the kernels' dynamic shared memory limits on the current device; throws when
+//! this GPU cannot give them what they need.
+void configure_kernels();
 
 } // namespace cuda
 } // namespace mimodet
