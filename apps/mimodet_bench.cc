@@ -14,7 +14,9 @@
  *                are queued (so the events time the GPU, not the host's launch rate)
  *   end-to-end   the same from pinned host memory (channel and symbols up, LLRs down, as
  *                li2015) through the engine's stream pipeline, timed with the host clock;
- *                pageable buffers (a GNU Radio block's) add a staging copy not timed here
+ *                pageable buffers (a GNU Radio block's) add a staging copy not timed here.
+ *                --devices 0,1 runs it on several GPUs, each frame's subcarriers split
+ *                between them (MultiGpuDetector); the bound below stays the first GPU's
  *   baseline     li2015's cuBLAS/cuSOLVER pipeline (cublas_baseline.cu), timed like
  *                kernel-only, Cholesky mode only
  * and, measured in the same run, the device-to-device copy bandwidth (bytes read + written)
@@ -22,6 +24,8 @@
  *   kernel floor = (H + y + LLR bytes, each once) / D2D bandwidth
  *   e2e bound    = max((H + y bytes) / H2D, LLR bytes / D2H)
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
+ * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
+ * is --devices D); --streams sets the end-to-end engines' CUDA streams.
  */
 // clang-format on
 
@@ -32,6 +36,7 @@
 #include "bench_timing.h"
 #include "cublas_baseline.h"
 #include <cuda/cuda_detector.h>
+#include <cuda/multi_gpu_detector.h>
 #include <cuda_runtime.h>
 #endif
 #include <algorithm>
@@ -141,6 +146,8 @@ double median(std::vector<double> v)
 struct Result {
     BenchConfig c;
     std::string backend, device;
+    //! The detector timed end-to-end, e.g. "cuda-chol x2 GPUs (0,1)".
+    std::string e2e_engine;
     double bits = 0, kernel_ms = 0, e2e_ms = 0, kernel_floor_ms = 0, e2e_bound_ms = 0,
            ber = 0;
     double prepare_ms = 0,
@@ -194,6 +201,7 @@ Result bench_cpu(const BenchConfig& c, int reps)
     r.device = "CPU";
     const auto frames = make_frames(c, 2);
     auto det = make_detector(detector_config(c, Backend::cpu));
+    r.e2e_engine = det->name();
     const Dims d = det->config().dims();
     std::vector<float> llr(c.nsym * d.llr_items());
     std::vector<double> times;
@@ -278,9 +286,13 @@ Bandwidth measure_bandwidth()
     return bw;
 }
 
-Result
-bench_cuda(const BenchConfig& c, int reps, int streams, int device, const Bandwidth& bw)
+Result bench_cuda(const BenchConfig& c,
+                  int reps,
+                  int streams,
+                  const std::vector<int>& devices,
+                  const Bandwidth& bw)
 {
+    const int device = devices.front();
     Result r;
     r.c = c;
     r.backend = "cuda";
@@ -380,7 +392,13 @@ bench_cuda(const BenchConfig& c, int reps, int streams, int device, const Bandwi
     }
 
     // End-to-end from pinned host memory (channel and symbols, as li2015) through the
-    // engine's pipeline.
+    // engine's pipeline; with several GPUs, through one engine per listed GPU.
+    std::unique_ptr<cuda::MultiGpuDetector> split;
+    if (devices.size() > 1)
+        split = std::make_unique<cuda::MultiGpuDetector>(
+            detector_config(c, Backend::cuda), devices, opt);
+    Detector& e2e = split ? static_cast<Detector&>(*split) : det;
+    r.e2e_engine = e2e.name();
     std::vector<std::unique_ptr<cuda::Buffer<cf32>>> hy, hh;
     for (const auto& f : frames) {
         hy.push_back(std::make_unique<cuda::Buffer<cf32>>(f.y.size(), true));
@@ -393,8 +411,8 @@ bench_cuda(const BenchConfig& c, int reps, int streams, int device, const Bandwi
     for (int i = 0; i < reps + 3; ++i) {
         const std::size_t k = static_cast<std::size_t>(i) % frames.size();
         const auto t0 = std::chrono::steady_clock::now();
-        det.set_channel(hh[k]->get(), frames[k].n0);
-        det.detect(hy[k]->get(), c.nsym, hllr.get());
+        e2e.set_channel(hh[k]->get(), frames[k].n0);
+        e2e.detect(hy[k]->get(), c.nsym, hllr.get());
         const auto t1 = std::chrono::steady_clock::now();
         if (i >= 3)
             e2e_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -418,7 +436,7 @@ void usage()
     std::cout
         << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
            "N]\n"
-           "                     [--streams S] [--device D] [--json FILE]\n"
+           "                     [--streams S] [--devices D[,D...]] [--json FILE]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
            "Times the built-in paper configurations (--config all, the default) or one\n"
@@ -473,6 +491,25 @@ int main(int argc, char** argv)
                                             opt["--config"] + "'");
         }
         const int reps = std::stoi(opt["--reps"]);
+        [[maybe_unused]] const int streams = std::stoi(opt["--streams"]); // GPU only
+        // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
+        std::vector<int> devices;
+        {
+            std::stringstream list(opt.count("--devices") ? opt["--devices"]
+                                                          : opt["--device"]);
+            for (std::string item; std::getline(list, item, ',');) {
+                std::size_t used = 0;
+                try {
+                    devices.push_back(std::stoi(item, &used));
+                } catch (const std::exception&) {
+                }
+                if (used == 0 || used != item.size())
+                    throw std::invalid_argument("--devices: '" + item +
+                                                "' is not a GPU number (e.g. 0,1)");
+            }
+            if (devices.empty())
+                throw std::invalid_argument("--devices needs at least one GPU number");
+        }
         const bool gpu = opt["--backend"] == "cuda";
         if (!gpu && opt["--backend"] != "cpu")
             throw std::invalid_argument("--backend must be cuda or cpu");
@@ -484,14 +521,22 @@ int main(int argc, char** argv)
             std::string why;
             if (cuda::device_count(&why) == 0)
                 throw std::runtime_error(why);
-            CHECK(cudaSetDevice(std::stoi(opt["--device"])));
+            CHECK(cudaSetDevice(devices.front()));
             bw = measure_bandwidth();
             std::printf(
                 "# %s: D2D %.0f GB/s (read+write), H2D %.1f GB/s, D2H %.1f GB/s\n",
-                cuda::device_description(std::stoi(opt["--device"])).c_str(),
+                cuda::device_description(devices.front()).c_str(),
                 bw.d2d_gbs,
                 bw.h2d_gbs,
                 bw.d2h_gbs);
+            std::string list;
+            for (int d : devices)
+                list += (list.empty() ? "" : ",") + std::to_string(d);
+            std::printf("# end-to-end on GPUs %s (%s), %d streams each\n",
+                        list.c_str(),
+                        devices.size() > 1 ? "subcarriers split between them"
+                                           : "one engine",
+                        streams);
         }
 #else
         if (gpu)
@@ -514,8 +559,7 @@ int main(int argc, char** argv)
             Result r;
 #ifdef MIMODET_HAVE_CUDA
             if (gpu)
-                r = bench_cuda(
-                    c, reps, std::stoi(opt["--streams"]), std::stoi(opt["--device"]), bw);
+                r = bench_cuda(c, reps, streams, devices, bw);
             else
 #endif
                 r = bench_cpu(c, reps);
@@ -543,10 +587,15 @@ int main(int argc, char** argv)
             std::ofstream out(opt["--json"]);
             out << "{\n";
 #ifdef MIMODET_HAVE_CUDA
-            if (gpu)
+            if (gpu) {
                 out << "  \"bandwidth_gbs\": {\"d2d\": " << bw.d2d_gbs
                     << ", \"h2d\": " << bw.h2d_gbs << ", \"d2h\": " << bw.d2h_gbs
                     << "},\n";
+                out << "  \"devices\": [";
+                for (std::size_t i = 0; i < devices.size(); ++i)
+                    out << (i ? ", " : "") << devices[i];
+                out << "],\n  \"streams\": " << streams << ",\n";
+            }
 #endif
             out << "  \"results\": [\n";
             for (std::size_t i = 0; i < results.size(); ++i) {
@@ -560,7 +609,8 @@ int main(int argc, char** argv)
                     << ", \"bits\": " << r.bits << ", \"kernel_ms\": " << r.kernel_ms
                     << ", \"prepare_ms\": " << r.prepare_ms
                     << ", \"equalize_ms\": " << r.equalize_ms
-                    << ", \"e2e_ms\": " << r.e2e_ms
+                    << ", \"e2e_ms\": " << r.e2e_ms << ", \"e2e_engine\": \""
+                    << r.e2e_engine << "\""
                     << ", \"cublas_baseline_ms\": " << r.baseline_ms
                     << ", \"cublas_baseline_agreement\": " << r.baseline_agreement
                     << ", \"kernel_floor_ms\": " << r.kernel_floor_ms

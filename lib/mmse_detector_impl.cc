@@ -24,7 +24,9 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         const std::string& backend,
                                         bool llr_positive_means_one,
                                         float llr_clip,
-                                        int num_threads)
+                                        int num_threads,
+                                        const std::vector<int>& devices,
+                                        int streams)
 {
     auto positive = [](int v, const char* what) {
         if (v <= 0)
@@ -47,6 +49,17 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         : core::LlrSign::positive_means_zero;
     c.llr_clip = llr_clip;
     c.num_threads = num_threads;
+    // Checked for every backend: a GRC flowgraph may switch from cpu to auto later.
+    if (streams < 1)
+        throw std::invalid_argument("mmse_detector: streams must be >= 1, got " +
+                                    std::to_string(streams));
+    for (int device : devices)
+        if (device < 0)
+            throw std::invalid_argument(
+                "mmse_detector: devices must be CUDA device ordinals >= 0, got " +
+                std::to_string(device));
+    c.devices = devices;
+    c.streams = streams;
     c.validate();
     return gnuradio::make_block_sptr<mmse_detector_impl>(c);
 }

@@ -366,6 +366,42 @@ TEST(Detector, ConfigurationErrorsAreClear)
     EXPECT_THROW(parse_backend("opencl"), std::invalid_argument);
 }
 
+TEST(Detector, GpuListAndStreamCountAreValidated)
+{
+    auto message_of = [](const DetectorConfig& c) {
+        try {
+            make_detector(c);
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    DetectorConfig c;
+    c.num_antennas = 8;
+    c.num_users = 2;
+    c.num_subcarriers = 4;
+    EXPECT_TRUE(c.devices.empty());
+    EXPECT_EQ(c.streams, 3);
+    c.streams = 0; // refused for every backend, the CPU included
+    EXPECT_NE(message_of(c).find("streams must be >= 1, got 0"), std::string::npos)
+        << message_of(c);
+    c.streams = 2;
+    c.devices = { 0, -2 };
+    EXPECT_NE(message_of(c).find("device ordinals must be >= 0, got -2"),
+              std::string::npos)
+        << message_of(c);
+    c.devices = { 1, 1, 0 }; // repeats are allowed; the CPU backend ignores the list
+    EXPECT_EQ(make_detector(c)->name(), "cpu-chol");
+    if (!gpu_available()) {
+        c.backend = Backend::automatic;
+        std::string reason;
+        EXPECT_EQ(make_detector(c, &reason)->name(), "cpu-chol");
+        EXPECT_FALSE(reason.empty());
+        c.backend = Backend::cuda;
+        EXPECT_THROW(make_detector(c), std::runtime_error);
+    }
+}
+
 TEST(Detector, BackendSelection)
 {
     DetectorConfig c;

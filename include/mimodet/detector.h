@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mimodet {
 
@@ -45,6 +46,11 @@ struct DetectorConfig {
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
     int num_threads = 0;   //!< CPU worker threads; 0 = all cores
     Backend backend = Backend::cpu;
+    //! GPUs (CUDA device ordinals) of the GPU backend; empty means device 0. With several
+    //! entries every frame's subcarriers are split into contiguous slices, one per entry,
+    //! detected concurrently; an ordinal may repeat (several engines on one GPU).
+    std::vector<int> devices;
+    int streams = 3; //!< CUDA streams of each GPU engine's host-copy pipeline (>= 1)
 
     Dims dims() const
     {
@@ -118,8 +124,10 @@ protected:
 bool gpu_available(std::string* why_not = nullptr);
 
 /*! Builds the detector for config.backend: cpu; cuda (throws std::runtime_error naming
- * the reason when no GPU backend is usable); automatic (the GPU if usable, else the CPU,
- * and *fallback_reason receives why).
+ * the reason when no GPU backend is usable, e.g. a listed device that does not exist);
+ * automatic (the GPU if usable, else the CPU, and *fallback_reason receives why). On the
+ * GPU, one entry in config.devices gives one engine; several give a detector that splits
+ * the subcarriers over them.
  */
 std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
                                         std::string* fallback_reason = nullptr);

@@ -8,6 +8,7 @@
 #include <mimodet/detector.h>
 #ifdef MIMODET_HAVE_CUDA
 #include "../cuda/cuda_detector.h"
+#include "../cuda/multi_gpu_detector.h"
 #endif
 
 namespace mimodet {
@@ -77,6 +78,13 @@ void DetectorConfig::validate() const
         throw std::invalid_argument("detector: llr_clip must be >= 0 (0 = no clipping)");
     if (num_threads < 0)
         throw std::invalid_argument("detector: num_threads must be >= 0 (0 = all cores)");
+    if (streams < 1)
+        throw std::invalid_argument("detector: streams must be >= 1, got " +
+                                    std::to_string(streams));
+    for (int device : devices)
+        if (device < 0)
+            throw std::invalid_argument("detector: device ordinals must be >= 0, got " +
+                                        std::to_string(device) + " in devices");
 }
 
 bool gpu_available(std::string* why_not)
@@ -101,7 +109,13 @@ std::unique_ptr<Detector> try_gpu_detector(const DetectorConfig& config,
         return nullptr;
 #ifdef MIMODET_HAVE_CUDA
     try {
-        return std::make_unique<cuda::CudaDetector>(config);
+        cuda::EngineOptions options;
+        options.streams = config.streams;
+        if (config.devices.size() <= 1) { // one engine, no worker threads
+            options.device = config.devices.empty() ? 0 : config.devices.front();
+            return std::make_unique<cuda::CudaDetector>(config, options);
+        }
+        return std::make_unique<cuda::MultiGpuDetector>(config, config.devices, options);
     } catch (const std::exception& e) {
         why_not = e.what();
     }

@@ -133,6 +133,54 @@ bool is_pinned(const void* p)
     return attr.type == cudaMemoryTypeHost;
 }
 
+//! Copies `rows` rows of `row_bytes` between host arrays with the given row pitches.
+void copy_rows(void* dst,
+               std::size_t dst_pitch,
+               const void* src,
+               std::size_t src_pitch,
+               std::size_t row_bytes,
+               std::size_t rows)
+{
+    if (dst_pitch == row_bytes && src_pitch == row_bytes) {
+        std::memcpy(dst, src, rows * row_bytes);
+        return;
+    }
+    for (std::size_t r = 0; r < rows; ++r)
+        std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                    static_cast<const char*>(src) + r * src_pitch,
+                    row_bytes);
+}
+
+//! The same between host and device, queued on `stream`: one DMA transfer either way
+//! (a 2D one when a pitch differs from the row size).
+void copy_rows_async(void* dst,
+                     std::size_t dst_pitch,
+                     const void* src,
+                     std::size_t src_pitch,
+                     std::size_t row_bytes,
+                     std::size_t rows,
+                     cudaMemcpyKind kind,
+                     cudaStream_t stream)
+{
+    if (dst_pitch == row_bytes && src_pitch == row_bytes)
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst, src, rows * row_bytes, kind, stream));
+    else
+        MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(
+            dst, dst_pitch, src, src_pitch, row_bytes, rows, kind, stream));
+}
+
+//! A caller row stride: 0 means dense (`own` items); less than `own` is refused.
+std::size_t row_stride(std::size_t requested, std::size_t own, const char* what)
+{
+    if (requested == 0)
+        return own;
+    if (requested < own)
+        throw std::invalid_argument(std::string("CUDA detector: host_layout.") + what +
+                                    " must be 0 or >= " + std::to_string(own) + " (got " +
+                                    std::to_string(requested) + ")");
+    return requested;
+}
+
 } // namespace
 
 struct CudaDetector::Impl {
@@ -143,6 +191,8 @@ struct CudaDetector::Impl {
     DemapTable demap{};
     KernelMode mode;
     std::size_t chunk_symbols = 1;
+    // Caller row strides of detect(), in items (dense unless host_layout says otherwise).
+    std::size_t y_stride = 0, llr_stride = 0, x_hat_stride = 0;
 
     // Channel state, resident on the device for the whole frame.
     float2* d_h = nullptr;
@@ -207,7 +257,14 @@ struct CudaDetector::Impl {
                 " antennas (got U=" + std::to_string(dims.num_users) +
                 ", B=" + std::to_string(dims.num_antennas) + ")");
         if (options.streams < 1)
-            throw std::invalid_argument("CUDA detector: streams must be >= 1");
+            throw std::invalid_argument("CUDA detector: streams must be >= 1, got " +
+                                        std::to_string(options.streams));
+        y_stride =
+            row_stride(options.host_layout.y_row_items, dims.rx_items(), "y_row_items");
+        llr_stride = row_stride(
+            options.host_layout.llr_row_items, dims.llr_items(), "llr_row_items");
+        x_hat_stride = row_stride(
+            options.host_layout.x_hat_row_items, dims.symbol_items(), "x_hat_row_items");
         std::string why;
         const int count = device_count(&why);
         if (count == 0)
@@ -356,17 +413,25 @@ struct CudaDetector::Impl {
         launch_equalize(a, stream);
     }
 
+    //! Waits for a slot's chunk and, when staged, copies its outputs to the caller's
+    //! rows.
     void finish_slot(Slot& s, float* llr, cf32* x_hat)
     {
         MIMODET_CUDA_CHECK(cudaEventSynchronize(s.done));
         if (s.h_llr && llr)
-            std::memcpy(llr + s.first * dims.llr_items(),
-                        s.h_llr,
-                        s.count * dims.llr_items() * sizeof(float));
+            copy_rows(llr + s.first * llr_stride,
+                      llr_stride * sizeof(float),
+                      s.h_llr,
+                      dims.llr_items() * sizeof(float),
+                      dims.llr_items() * sizeof(float),
+                      s.count);
         if (x_hat)
-            std::memcpy(x_hat + s.first * dims.symbol_items(),
-                        s.h_x_hat,
-                        s.count * dims.symbol_items() * sizeof(cf32));
+            copy_rows(x_hat + s.first * x_hat_stride,
+                      x_hat_stride * sizeof(cf32),
+                      s.h_x_hat,
+                      dims.symbol_items() * sizeof(cf32),
+                      dims.symbol_items() * sizeof(cf32),
+                      s.count);
         s.busy = false;
     }
 };
@@ -486,26 +551,54 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
         next_slot = (next_slot + 1) % m.slots.size();
         if (s.busy)
             m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
-        const std::size_t y_bytes = count * d.rx_items() * sizeof(cf32);
-        const std::size_t llr_bytes = count * d.llr_items() * sizeof(float);
-        const std::size_t x_bytes = count * d.symbol_items() * sizeof(cf32);
-        const void* y_src = y + first * d.rx_items();
-        if (!direct) {
-            std::memcpy(s.h_y, y_src, y_bytes);
-            y_src = s.h_y;
-        }
-        MIMODET_CUDA_CHECK(
-            cudaMemcpyAsync(s.d_y, y_src, y_bytes, cudaMemcpyHostToDevice, s.stream));
-        m.equalize(s.d_y, count, s.d_llr, x_hat ? s.d_x_hat : nullptr, s.stream);
-        void* llr_dst =
-            direct ? static_cast<void*>(llr + first * d.llr_items()) : s.h_llr;
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-            llr_dst, s.d_llr, llr_bytes, cudaMemcpyDeviceToHost, s.stream));
-        if (x_hat) {
-            void* x_dst =
-                direct ? static_cast<void*>(x_hat + first * d.symbol_items()) : s.h_x_hat;
+        // Row sizes on the device (dense) and row pitches in the caller's buffers.
+        const std::size_t y_row = d.rx_items() * sizeof(cf32);
+        const std::size_t llr_row = d.llr_items() * sizeof(float);
+        const std::size_t x_row = d.symbol_items() * sizeof(cf32);
+        const cf32* y_rows = y + first * m.y_stride;
+        if (direct) {
+            copy_rows_async(s.d_y,
+                            y_row,
+                            y_rows,
+                            m.y_stride * sizeof(cf32),
+                            y_row,
+                            count,
+                            cudaMemcpyHostToDevice,
+                            s.stream);
+        } else {
+            copy_rows(s.h_y, y_row, y_rows, m.y_stride * sizeof(cf32), y_row, count);
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-                x_dst, s.d_x_hat, x_bytes, cudaMemcpyDeviceToHost, s.stream));
+                s.d_y, s.h_y, count * y_row, cudaMemcpyHostToDevice, s.stream));
+        }
+        m.equalize(s.d_y, count, s.d_llr, x_hat ? s.d_x_hat : nullptr, s.stream);
+        if (direct)
+            copy_rows_async(llr + first * m.llr_stride,
+                            m.llr_stride * sizeof(float),
+                            s.d_llr,
+                            llr_row,
+                            llr_row,
+                            count,
+                            cudaMemcpyDeviceToHost,
+                            s.stream);
+        else
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                s.h_llr, s.d_llr, count * llr_row, cudaMemcpyDeviceToHost, s.stream));
+        if (x_hat) {
+            if (direct)
+                copy_rows_async(x_hat + first * m.x_hat_stride,
+                                m.x_hat_stride * sizeof(cf32),
+                                s.d_x_hat,
+                                x_row,
+                                x_row,
+                                count,
+                                cudaMemcpyDeviceToHost,
+                                s.stream);
+            else
+                MIMODET_CUDA_CHECK(cudaMemcpyAsync(s.h_x_hat,
+                                                   s.d_x_hat,
+                                                   count * x_row,
+                                                   cudaMemcpyDeviceToHost,
+                                                   s.stream));
         }
         MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
         s.first = first;

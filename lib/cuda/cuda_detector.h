@@ -60,10 +60,23 @@ private:
     T* d_ptr;
 };
 
+/*! Row strides of the caller's host buffers in detect(), in items per OFDM symbol (cf32
+ * for y and x_hat, float for llr); 0 means the detector's own size, i.e. dense arrays.
+ * A larger stride lets an engine read and write its slice of subcarriers inside the
+ * buffers of a wider frame (MultiGpuDetector): symbol s of the slice starts at
+ * y + s * y_row_items, and so on. set_channel() always takes a dense H.
+ */
+struct HostLayout {
+    std::size_t y_row_items = 0;     //!< >= N_sc * B of the engine
+    std::size_t llr_row_items = 0;   //!< >= N_sc * U * bits of the engine
+    std::size_t x_hat_row_items = 0; //!< >= N_sc * U of the engine
+};
+
 struct EngineOptions {
     int device = 0;
     int streams = 3;                    //!< CUDA streams of the host-copy pipeline
     std::size_t chunk_bytes = 4u << 20; //!< received bytes per pipelined chunk
+    HostLayout host_layout;             //!< caller row strides of detect()
 };
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
@@ -71,7 +84,9 @@ struct EngineOptions {
  * keeps A for CG/CR), lambda and rho, and leaves them on the device; per symbol one fused
  * kernel does the equalization (W y, or H^H y and the CG/CR iterations) and the max-log
  * demapping, one warp per (subcarrier, symbol). detect() on host memory pipelines upload,
- * kernels and download over several streams through pinned staging buffers.
+ * kernels and download over several streams through pinned staging buffers (or by DMA
+ * straight from and to pinned caller buffers), with the row strides of
+ * EngineOptions::host_layout.
  */
 class CudaDetector : public Detector
 {

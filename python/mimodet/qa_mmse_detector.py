@@ -211,6 +211,32 @@ class qa_mmse_detector(gr_unittest.TestCase):
                 mimodet.mmse_detector(8, 2, 16, "16qam", "chol", 3, "cuda")
             self.assertEqual(mimodet.mmse_detector(8, 2, 16, backend="auto").implementation(), "cpu-chol")
 
+    def test_014_gpu_list_and_streams_are_accepted_and_checked_at_make(self):
+        n_sc, b, u = 5, 8, 2
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu", True, 0.0, 0, [0, 1], 2)
+        self.assertEqual(det.implementation(), "cpu-chol")
+        det = mimodet.mmse_detector(b, u, n_sc, backend="cpu", devices=[1, 1], streams=1)
+        self.assertEqual(det.implementation(), "cpu-chol")
+        # Refused whatever the backend: a flowgraph may move from cpu to a GPU later.
+        with self.assertRaisesRegex(ValueError, "streams must be >= 1, got 0"):
+            mimodet.mmse_detector(b, u, n_sc, backend="cpu", streams=0)
+        with self.assertRaisesRegex(ValueError, "devices .*>= 0, got -1"):
+            mimodet.mmse_detector(b, u, n_sc, devices=[0, -1])
+        with self.assertRaises(TypeError):
+            mimodet.mmse_detector(b, u, n_sc, devices=["gpu0"])
+
+    def test_015_auto_with_missing_gpus_falls_back_to_the_cpu(self):
+        n_sc, b, u, n_sym = 7, 8, 3, 4
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", n_sym)
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "auto", devices=[0, 1], streams=2)
+        if not mimodet.gpu_available()[0]:
+            self.assertEqual(det.implementation(), "cpu-chol")
+            with self.assertRaisesRegex(RuntimeError, "cuda"):
+                mimodet.mmse_detector(b, u, n_sc, backend="cuda", devices=[0, 1])
+        got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
+        np.testing.assert_allclose(got, self.reference("16qam", [(h, y, n0)]), rtol=2e-3, atol=2e-3)
+        self.assertEqual(det.channel_updates(), 1)
+
     def test_009_wrong_vector_length_is_refused_at_connect(self):
         det = mimodet.mmse_detector(8, 2, 16)
         src = blocks.vector_source_c([0j] * 64, False, 64)  # 16 subcarriers x 4, not x 8

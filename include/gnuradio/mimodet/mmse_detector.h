@@ -11,6 +11,7 @@
 #include <gnuradio/sync_block.h>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -30,6 +31,10 @@ namespace mimodet {
  * block logs it and stops the flowgraph. A channel tag of the wrong length is logged and
  * the items up to the next valid channel get LLR 0. NaN/Inf in y or H zero only the
  * affected subcarriers.
+ *
+ * On the GPU the block stays synchronous: work() returns once the LLRs of its items are
+ * in the output buffer. With several GPUs in \p devices each frame's subcarriers are
+ * split into contiguous slices, one per listed GPU, detected at the same time.
  */
 class MIMODET_API mmse_detector : virtual public gr::sync_block
 {
@@ -47,6 +52,11 @@ public:
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
      * \param llr_clip |LLR| limit, 0 = none
      * \param num_threads CPU threads, 0 = all cores
+     * \param devices CUDA device ordinals, each >= 0 (empty = {0}); with several,
+     *        each frame's subcarriers are split between them; an ordinal may repeat
+     *        (several engines on one GPU); backend "auto" with a missing GPU runs on
+     *        the CPU
+     * \param streams CUDA streams per GPU, overlapping copies and kernels (>= 1)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -57,7 +67,9 @@ public:
                      const std::string& backend = "auto",
                      bool llr_positive_means_one = true,
                      float llr_clip = 0.0f,
-                     int num_threads = 0);
+                     int num_threads = 0,
+                     const std::vector<int>& devices = std::vector<int>{ 0 },
+                     int streams = 3);
 
     virtual std::string mode() const = 0;
     //! Switches mode (chol, cg, cr, zf) between work() calls; the channel in force is

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(5ea6c510371f3105bf2fa4d5240eb4c8) */
+/* BINDTOOL_HEADER_FILE_HASH(e8234d064ba552470b72711a46e3758a) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>
@@ -39,7 +39,9 @@ void bind_mmse_detector(py::module& m)
              py::arg("backend") = "auto",
              py::arg("llr_positive_means_one") = true,
              py::arg("llr_clip") = 0.0f,
-             py::arg("num_threads") = 0)
+             py::arg("num_threads") = 0,
+             py::arg("devices") = std::vector<int>{ 0 },
+             py::arg("streams") = 3)
         .def("mode", &mmse_detector::mode)
         .def("set_mode", &mmse_detector::set_mode, py::arg("mode"))
         .def("iterations", &mmse_detector::iterations)
