@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mimodet {
 namespace cuda {
@@ -24,19 +25,13 @@ constexpr float kMinUserGain = 1e-6f;
 //! Warps per block of the direct equalize kernel.
 constexpr int kMaxWarpsPerBlock = 8;
 
-/* ------------------------------------------------------------------------------------ */
 /* Per-channel preparation: a block of up to four warps per subcarrier, each warp taking
- */
-/* every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
- */
-/* lanes and summed in a fixed order; every warp then factors A in registers (lane i owns
- */
-/* row i of L, columns broadcast by shuffles; the same inputs give every warp the same L,
- */
-/* so no barrier is needed), and forms W^T for its own antennas by triangular solves, one
- */
-/* antenna per lane, instead of an explicit inverse. */
-/* ------------------------------------------------------------------------------------ */
+ * every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
+ * lanes and summed in a fixed order; every warp then factors A in registers (lane i owns
+ * row i of L, columns broadcast by shuffles; the same inputs give every warp the same L,
+ * so no barrier is needed: measured faster than one warp factoring while the others wait)
+ * and forms W^T for its own antennas by triangular solves, one antenna per lane, instead
+ * of an explicit inverse. */
 
 //! Antennas of H staged in shared memory at a time, one per lane in the solves.
 constexpr int kPrepareChunk = 32;
@@ -627,6 +622,12 @@ constexpr int kMaxKGroups = 4;
 //! Shared memory the tiled kernel may use (the opt-in limit of sm_75).
 constexpr std::size_t kTileSmemLimit = 64 * 1024;
 
+//! Smallest tile for UP users: a whole warp per k-group, (UP/2) * (S/4) >= 32.
+__host__ __device__ constexpr int min_tile_symbols(int up)
+{
+    return 256 / up > 8 ? 256 / up : 8;
+}
+
 __host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
 
 //! One staging buffer: the matrix chunk [kTileChunk][UP] and the received chunk
@@ -655,7 +656,7 @@ std::size_t tiled_shared_bytes(int up, const TileShape& t, bool iterative)
 TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool iterative)
 {
     TileShape t{};
-    t.symbols = std::max(8, 256 / up);
+    t.symbols = min_tile_symbols(up);
     while (t.symbols < kMaxTileSymbols &&
            static_cast<std::size_t>(t.symbols) < num_symbols)
         t.symbols *= 2;
@@ -675,9 +676,8 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool ite
     return t;
 }
 
-template <int UP>
-__global__ void __launch_bounds__(256)
-    equalize_tiled_kernel(EqualizeArgs p, int S, int kgroups)
+template <int UP, int S, bool kIterative>
+__global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int kgroups)
 {
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
@@ -686,16 +686,17 @@ __global__ void __launch_bounds__(256)
     constexpr int P = UP / 2;
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
     const int nsc = p.num_subcarriers;
-    const int tid = threadIdx.x, threads = blockDim.x, G = S / kTileSymbolsPerThread;
-    const int base = P * G; // threads per k-group
+    constexpr int G = S / kTileSymbolsPerThread;
+    constexpr int base = P * G; // threads per k-group
+    const int tid = threadIdx.x, threads = blockDim.x;
     const int kg = tid / base, local = tid % base;
     const int pair = local % P, grp = local / P;
     const int sc = blockIdx.x;
     const std::size_t s0 = static_cast<std::size_t>(blockIdx.y) * S;
     const int count =
         static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
-    const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
-    const int buffer_items = tile_buffer_items(UP, S);
+    constexpr bool iterative = kIterative;
+    constexpr int buffer_items = tile_buffer_items(UP, S);
     float2* const kg_smem = smem + kg * 2 * buffer_items; // this k-group's two buffers
     float2* a_s = smem + kgroups * 2 * buffer_items;      // [UP][UP + 1] (cg/cr)
     auto y_at = [&](int s) { return p.y + ((s0 + s) * nsc + sc) * B; };
@@ -774,13 +775,15 @@ __global__ void __launch_bounds__(256)
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % 2) * buffer_items;
         const float2* yrow = ms + kTileChunk * UP + grp * tile_y_stride();
+        const float2* wrow = ms + 2 * pair;
+#pragma unroll 4
         for (int b = 0; b < rows; ++b) {
-            const float4 w = *reinterpret_cast<const float4*>(ms + b * UP + 2 * pair);
+            const float4 w = *reinterpret_cast<const float4*>(wrow + b * UP);
             const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
 #pragma unroll
             for (int t = 0; t < kTileSymbolsPerThread; ++t) {
                 const float2 yv = yrow[(G * t) * tile_y_stride() + b];
-                if (iterative) { // y_MF = H^H y
+                if constexpr (kIterative) { // y_MF = H^H y
                     acc[t][0] = cfmac(w0, yv, acc[t][0]);
                     acc[t][1] = cfmac(w1, yv, acc[t][1]);
                 } else { // x = W y
@@ -887,6 +890,70 @@ __global__ void __launch_bounds__(256)
     }
 }
 
+//! The tile sizes are template parameters (immediate shared-memory offsets in the inner
+//! loop); instantiated only where they are valid for UP.
+template <int UP, bool kIterative>
+void launch_tiled(const EqualizeArgs& args,
+                  const TileShape& shape,
+                  dim3 grid,
+                  std::size_t smem,
+                  cudaStream_t stream)
+{
+    auto launch = [&](auto kernel) {
+        kernel<<<grid, shape.threads, smem, stream>>>(args, shape.kgroups);
+    };
+    switch (shape.symbols) {
+    case 8:
+        if constexpr (min_tile_symbols(UP) <= 8)
+            return launch(equalize_tiled_kernel<UP, 8, kIterative>);
+        break;
+    case 16:
+        if constexpr (min_tile_symbols(UP) <= 16)
+            return launch(equalize_tiled_kernel<UP, 16, kIterative>);
+        break;
+    case 32:
+        if constexpr (min_tile_symbols(UP) <= 32)
+            return launch(equalize_tiled_kernel<UP, 32, kIterative>);
+        break;
+    case 64:
+        return launch(equalize_tiled_kernel<UP, 64, kIterative>);
+    }
+    throw std::logic_error("launch_equalize: no tile of " +
+                           std::to_string(shape.symbols) + " symbols for " +
+                           std::to_string(UP) + " users");
+}
+
+//! Raises the dynamic shared memory limit of every tiled instantiation for UP users.
+template <int UP>
+void set_tiled_smem_limit(int bytes)
+{
+    std::vector<const void*> kernels = {
+        reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 64, false>),
+        reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 64, true>)
+    };
+    if constexpr (min_tile_symbols(UP) <= 32) {
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 32, false>));
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 32, true>));
+    }
+    if constexpr (min_tile_symbols(UP) <= 16) {
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 16, false>));
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 16, true>));
+    }
+    if constexpr (min_tile_symbols(UP) <= 8) {
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 8, false>));
+        kernels.push_back(
+            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 8, true>));
+    }
+    for (const void* kernel : kernels)
+        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
 int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; }
 
 //! Symbols per subcarrier below which each warp takes a (subcarrier, symbol) pair.
@@ -923,8 +990,10 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
             slice.x_hat = args.x_hat + first * nsc * args.num_users;
         const std::size_t tiles = (slice.num_symbols + shape.symbols - 1) / shape.symbols;
         const dim3 grid(args.num_subcarriers, static_cast<unsigned>(tiles));
-        equalize_tiled_kernel<UP>
-            <<<grid, shape.threads, smem, stream>>>(slice, shape.symbols, shape.kgroups);
+        if (iterative)
+            launch_tiled<UP, true>(slice, shape, grid, smem, stream);
+        else
+            launch_tiled<UP, false>(slice, shape, grid, smem, stream);
     }
 }
 
@@ -950,13 +1019,10 @@ void configure_kernels()
     // The tiled equalize kernel sizes its tiles to stay within kTileSmemLimit.
     const int tile_limit = static_cast<int>(
         std::min<std::size_t>(kTileSmemLimit, static_cast<std::size_t>(optin)));
-    for (const void* kernel :
-         { reinterpret_cast<const void*>(equalize_tiled_kernel<4>),
-           reinterpret_cast<const void*>(equalize_tiled_kernel<8>),
-           reinterpret_cast<const void*>(equalize_tiled_kernel<16>),
-           reinterpret_cast<const void*>(equalize_tiled_kernel<32>) })
-        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, tile_limit));
+    set_tiled_smem_limit<4>(tile_limit);
+    set_tiled_smem_limit<8>(tile_limit);
+    set_tiled_smem_limit<16>(tile_limit);
+    set_tiled_smem_limit<32>(tile_limit);
 }
 
 template <int UP>
