@@ -631,7 +631,7 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 __host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
 
 //! One staging buffer: the matrix chunk [kTileChunk][UP] and the received chunk
-//! [S][kTileChunk + 1]; each k-group has two.
+//! [S][kTileChunk + 1]; each k-group has two when it takes several chunks, one otherwise.
 __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 {
     return kTileChunk * up + symbols * tile_y_stride();
@@ -640,14 +640,18 @@ __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 struct TileShape {
     int symbols; //!< S: a power of two, at most kMaxTileSymbols
     int kgroups; //!< KS: 1, 2 or 4
+    int buffers; //!< staging buffers per k-group: 2 (double-buffered) or 1 (one chunk)
     int threads; //!< (UP / 2) * (S / 4) * KS
 };
 
+//! Double buffering only pays when a k-group takes more than one chunk.
+int staging_buffers(int chunks, int kgroups) { return chunks > kgroups ? 2 : 1; }
+
 std::size_t tiled_shared_bytes(int up, const TileShape& t, bool iterative)
 {
-    return sizeof(float2) *
-           (static_cast<std::size_t>(t.kgroups) * 2 * tile_buffer_items(up, t.symbols) +
-            (iterative ? static_cast<std::size_t>(up) * (up + 1) : 0));
+    return sizeof(float2) * (static_cast<std::size_t>(t.kgroups) * t.buffers *
+                                 tile_buffer_items(up, t.symbols) +
+                             (iterative ? static_cast<std::size_t>(up) * (up + 1) : 0));
 }
 
 /*! S covers the call's symbols (at most kMaxTileSymbols) and gives at least a whole warp
@@ -663,9 +667,11 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool ite
     const int base = (up / 2) * (t.symbols / kTileSymbolsPerThread);
     const int chunks = (num_antennas + kTileChunk - 1) / kTileChunk;
     t.kgroups = 1;
+    t.buffers = staging_buffers(chunks, t.kgroups);
     for (;;) {
         TileShape wider = t;
         wider.kgroups *= 2;
+        wider.buffers = staging_buffers(chunks, wider.kgroups);
         if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
             base * t.kgroups >= 128 ||
             tiled_shared_bytes(up, wider, iterative) > kTileSmemLimit)
@@ -677,7 +683,8 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool ite
 }
 
 template <int UP, int S, bool kIterative>
-__global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int kgroups)
+__global__ void __launch_bounds__(256)
+    equalize_tiled_kernel(EqualizeArgs p, int kgroups, int buffers)
 {
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
@@ -697,8 +704,8 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
         static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
     constexpr bool iterative = kIterative;
     constexpr int buffer_items = tile_buffer_items(UP, S);
-    float2* const kg_smem = smem + kg * 2 * buffer_items; // this k-group's two buffers
-    float2* a_s = smem + kgroups * 2 * buffer_items;      // [UP][UP + 1] (cg/cr)
+    float2* const kg_smem = smem + kg * buffers * buffer_items; // this k-group's buffers
+    float2* a_s = smem + kgroups * buffers * buffer_items;      // [UP][UP + 1] (cg/cr)
     auto y_at = [&](int s) { return p.y + ((s0 + s) * nsc + sc) * B; };
     auto llr_at = [&](int s) {
         return p.llr + ((s0 + s) * nsc + sc) * U * static_cast<std::size_t>(Q);
@@ -738,12 +745,12 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
     const float2* mat = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
     const int rounds = (chunks + kgroups - 1) / kgroups;
-    // Queues the copies of this k-group's chunk of round r into buffer r % 2 (past the
-    // last chunk, or past B, U or the call's symbols: zeros).
+    // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
+    // the last chunk, or past B, U or the call's symbols: zeros).
     auto stage = [&](int r) {
         const int chunk = r * kgroups + kg, b0 = chunk * kTileChunk;
         const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
-        float2* ms = kg_smem + (r % 2) * buffer_items;
+        float2* ms = kg_smem + (r % buffers) * buffer_items;
         float2* ys = ms + kTileChunk * UP;
         for (int idx = local; idx < kTileChunk * UP; idx += base) {
             const int row = idx / UP, u = idx % UP;
@@ -773,7 +780,7 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
         __syncthreads();         // ... and everyone's
         const int chunk = r * kgroups + kg;
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
-        const float2* ms = kg_smem + (r % 2) * buffer_items;
+        const float2* ms = kg_smem + (r % buffers) * buffer_items;
         const float2* yrow = ms + kTileChunk * UP + grp * tile_y_stride();
         const float2* wrow = ms + 2 * pair;
 #pragma unroll 4
@@ -792,7 +799,7 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
                 }
             }
         }
-        __syncthreads(); // buffer r % 2 is refilled in round r + 1
+        __syncthreads(); // every read of this buffer is done before it is refilled
     }
 
     if (kgroups > 1) {          // k-group 0 adds the others' sums, in k-group order
@@ -805,7 +812,7 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
         __syncthreads();
         if (kg == 0)
             for (int k = 1; k < kgroups; ++k) {
-                const float2* other = smem + k * 2 * buffer_items;
+                const float2* other = smem + k * buffers * buffer_items;
 #pragma unroll
                 for (int t = 0; t < kTileSymbolsPerThread; ++t) {
                     acc[t][0] = cadd(acc[t][0], other[(grp + G * t) * UP + 2 * pair]);
@@ -857,7 +864,7 @@ __global__ void __launch_bounds__(256) equalize_tiled_kernel(EqualizeArgs p, int
 
     // cg/cr: H^H y through shared memory, then a group of UP lanes per symbol (all the
     // block's threads: S / groups = 8 / KS passes each).
-    float2* zs = smem + kgroups * 2 * buffer_items - S * (UP + 1); // past the parts
+    float2* zs = smem + kgroups * buffers * buffer_items - S * (UP + 1); // past the parts
     if (kg == 0) {
 #pragma unroll
         for (int t = 0; t < kTileSymbolsPerThread; ++t) {
@@ -900,7 +907,7 @@ void launch_tiled(const EqualizeArgs& args,
                   cudaStream_t stream)
 {
     auto launch = [&](auto kernel) {
-        kernel<<<grid, shape.threads, smem, stream>>>(args, shape.kgroups);
+        kernel<<<grid, shape.threads, smem, stream>>>(args, shape.kgroups, shape.buffers);
     };
     switch (shape.symbols) {
     case 8:
