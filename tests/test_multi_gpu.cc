@@ -123,7 +123,11 @@ std::string describe(const std::vector<int>& devices, DetectorMode mode, bool pi
 
 /*! Subcarriers are independent given the channel, and every engine runs the same
  * kernels on its slice with the same symbols per launch, so the split gives exactly the
- * LLRs and x_hat of one engine over the whole frame. 37 subcarriers: no equal split.
+ * LLRs and x_hat of one engine over the whole frame, as long as the prepare kernel splits
+ * each subcarrier's antennas between the same number of warps in both (it chooses by
+ * frame size; frames this small always get the most warps). For large frames the two can
+ * differ in the summation order of G, i.e. agree to float rounding. 37 subcarriers: no
+ * equal split.
  */
 void expect_split_equals_one_engine(const std::vector<int>& devices)
 {

@@ -60,13 +60,6 @@ std::size_t prepare_shared_bytes(int warps)
     return sizeof(PrepareBlockSmem<UP>) + sizeof(PrepareWarpSmem<UP>) * warps;
 }
 
-//! Warps per subcarrier for B antennas: one per chunk, up to max_prepare_warps.
-template <int UP>
-int prepare_warps(int num_antennas)
-{
-    const int chunks = (num_antennas + kPrepareChunk - 1) / kPrepareChunk;
-    return std::max(1, std::min(chunks, max_prepare_warps(UP)));
-}
 
 __device__ __forceinline__ float warp_sum(float v)
 {
@@ -264,13 +257,18 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
 
     if (kIterative) {
         float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
-        for (int idx = threadIdx.x; idx < U * U; idx += blockDim.x) {
-            const int i = idx / U, j = idx % U;
+        auto write_a = [&](int i, int j, int idx) {
             float2 v = blk.g[i][j];
             if (i == j)
                 v.x += p.n0;
             a[idx] = v;
-        }
+        };
+        if (U == UP) // shifts instead of divisions by a run-time U
+            for (int idx = threadIdx.x; idx < UP * UP; idx += blockDim.x)
+                write_a(idx / UP, idx % UP, idx);
+        else
+            for (int idx = threadIdx.x; idx < U * U; idx += blockDim.x)
+                write_a(idx / U, idx % U, idx);
         if (warp != 0)
             return;
         // li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho).
@@ -1032,10 +1030,47 @@ void configure_kernels()
     set_tiled_smem_limit<32>(tile_limit);
 }
 
+/*! Warps per subcarrier. The kernel is latency-bound: a block's time grows with the
+ * chunks each warp takes (plus about one chunk's worth for the factorization), and a
+ * partial wave of blocks costs a whole block time. So the choice minimizes waves x (1 +
+ * chunks per warp), with the blocks per SM from the occupancy calculator; ties go to
+ * more warps. On an H100 this picked the fastest of 1, 2 and 4 warps in each measured
+ * case (1024 subcarriers x 128 antennas: 2; 3276 x 64: 1; 128 x 128: 4). */
+template <int UP>
+int choose_prepare_warps(const PrepareArgs& args)
+{
+    const bool iterative = args.mode == KernelMode::cg || args.mode == KernelMode::cr;
+    const void* kernel = iterative
+                             ? reinterpret_cast<const void*>(prepare_kernel<UP, true>)
+                             : reinterpret_cast<const void*>(prepare_kernel<UP, false>);
+    int device = 0, sms = 0;
+    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
+    MIMODET_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int chunks = (args.num_antennas + kPrepareChunk - 1) / kPrepareChunk;
+    int best = 1;
+    long long best_cost = -1;
+    for (int warps = std::min(chunks, max_prepare_warps(UP)); warps >= 1; --warps) {
+        int per_sm = 0;
+        MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, kernel, 32 * warps, prepare_shared_bytes<UP>(warps)));
+        if (per_sm < 1)
+            continue;
+        const long long slots = static_cast<long long>(per_sm) * sms;
+        const long long waves = (args.num_subcarriers + slots - 1) / slots;
+        const long long cost = waves * (1 + (chunks + warps - 1) / warps);
+        if (best_cost < 0 || cost < best_cost) {
+            best = warps;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
 template <int UP>
 void launch_prepare_for(const PrepareArgs& args, cudaStream_t stream)
 {
-    const int warps = prepare_warps<UP>(args.num_antennas);
+    const int warps = choose_prepare_warps<UP>(args);
     const std::size_t smem = prepare_shared_bytes<UP>(warps);
     const unsigned blocks = static_cast<unsigned>(args.num_subcarriers);
     if (args.mode == KernelMode::cg || args.mode == KernelMode::cr)

@@ -35,7 +35,9 @@ std::vector<SubcarrierSlice> split_subcarriers(std::size_t num_subcarriers,
  * are split into contiguous slices (split_subcarriers), each handled by its own
  * CudaDetector on its device, all driven concurrently, one host thread per slice (the
  * caller's thread for the first). Subcarriers are independent given the channel, so the
- * LLRs are those of one CudaDetector, and a frame's latency shrinks with its work.
+ * LLRs are those of one CudaDetector (to float rounding: the prepare kernel's split of a
+ * subcarrier's antennas between warps depends on the frame size), and a frame's latency
+ * shrinks with its work.
  * A device may be listed more than once (several engines on one GPU). Not thread-safe:
  * one call at a time, like every Detector.
  */
