@@ -440,26 +440,28 @@ __device__ __forceinline__ float group_sum(float v)
 }
 
 /*! The CG (li2015 Algorithm 1) or CR (broumas2023 Figure 4) iterations for one symbol on
- * a group of UP lanes (lane = first + user): y_mf is this lane's entry of H^H y, a_s the
- * staged A with row stride `stride` (A is Hermitian: (A v)_u = sum_j conj(A_ju) v_j).
- * Every lane of the group must call it. Returns this lane's entry of x. */
-template <int UP>
+ * a group of UP lanes (lane = first + user): y_mf is this lane's entry of H^H y and
+ * a_column(j) returns A_{j,user} (0 for an inactive lane); A is Hermitian, so
+ * (A v)_u = sum_j conj(A_ju) v_j. Every lane of the group must call it. Returns this
+ * lane's entry of x. */
+template <int UP, bool kColumnInRegisters, typename AColumn>
 __device__ __forceinline__ float2 iterate(KernelMode mode,
                                           int iterations,
                                           float2 y_mf,
-                                          const float2* a_s,
-                                          int stride,
+                                          const AColumn& a_column,
                                           int U,
-                                          int user,
                                           int first)
 {
-    const bool active = user < U;
     auto a_times = [&](float2 v) {
         float2 out = make_float2(0.0f, 0.0f);
-        for (int j = 0; j < U; ++j) {
-            const float2 vj = shfl(v, first + j);
-            if (active)
-                out = cadd(out, cmulc(a_s[j * stride + user], vj));
+        if constexpr (kColumnInRegisters) { // compile-time indices into the registers
+#pragma unroll
+            for (int j = 0; j < UP; ++j)
+                if (j < U)
+                    out = cfmac(a_column(j), shfl(v, first + j), out);
+        } else { // a rolled loop keeps the tiled kernels' registers down
+            for (int j = 0; j < U; ++j)
+                out = cfmac(a_column(j), shfl(v, first + j), out);
         }
         return out;
     };
@@ -591,10 +593,24 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
 #pragma unroll
     for (int off = UP; off < 32; off <<= 1)
         acc = cadd(acc, shfl_xor(acc, off));
-    // Every group runs the same iterations on its copy (no divergence, no sync).
-    const float2 x =
-        iterative ? iterate<UP>(p.mode, p.iterations, acc, a, U, U, user, lane - user)
-                  : acc;
+    // Every group runs the same iterations on its copy (no divergence, no sync). The
+    // lane's column of A goes to registers once: re-reading it for each of the
+    // iterations' products left it to the caches, which do not hold 8 warps' A each.
+    float2 x = acc;
+    if (iterative) {
+        float2 a_column[UP];
+#pragma unroll
+        for (int j = 0; j < UP; ++j)
+            a_column[j] =
+                (active && j < U) ? __ldg(a + j * U + user) : make_float2(0.0f, 0.0f);
+        x = iterate<UP, true>(
+            p.mode,
+            p.iterations,
+            acc,
+            [&](int j) { return a_column[j]; },
+            U,
+            lane - user);
+    }
     if (group == 0 && active) {
         write_llrs(
             p, x, p.inv_lambda[sc * U + user], p.rho[sc * U + user], llr + user * Q);
@@ -880,8 +896,15 @@ __global__ void __launch_bounds__(256)
     // Every group makes the same number of passes (S is a multiple of the group count),
     // so the shuffles inside iterate() always have their whole group.
     for (int s = tid / UP; s < S; s += groups) {
-        const float2 x = iterate<UP>(
-            p.mode, p.iterations, zs[s * (UP + 1) + user], a_s, UP + 1, U, user, first);
+        const float2 x = iterate<UP, false>(
+            p.mode,
+            p.iterations,
+            zs[s * (UP + 1) + user],
+            [&](int j) {
+                return active ? a_s[j * (UP + 1) + user] : make_float2(0.0f, 0.0f);
+            },
+            U,
+            first);
         if (s >= count || !active)
             continue;
         if (bad_symbol[s]) {
