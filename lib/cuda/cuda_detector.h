@@ -81,9 +81,10 @@ struct EngineOptions {
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
  * fused kernel computes, per subcarrier, G, A, the Cholesky factor, W = A^-1 H^H (or
- * keeps A for CG/CR), lambda and rho, and leaves them on the device; per symbol one fused
- * kernel does the equalization (W y, or H^H y and the CG/CR iterations) and the max-log
- * demapping, one warp per (subcarrier, symbol). detect() on host memory pipelines upload,
+ * keeps A for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols
+ * one fused kernel does the equalization (W y, or H^H y and the CG/CR iterations, as a
+ * small GEMM per subcarrier and tile of symbols) and the max-log demapping (see
+ * lib/cuda/kernels.cu and docs/architecture.md). detect() on host memory pipelines upload,
  * kernels and download over several streams through pinned staging buffers (or by DMA
  * straight from and to pinned caller buffers), with the row strides of
  * EngineOptions::host_layout.
