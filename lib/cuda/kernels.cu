@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <vector>
 
 namespace mimodet {
 namespace cuda {
@@ -25,6 +24,26 @@ constexpr float kMinUserGain = 1e-6f;
 
 //! Warps per block of the direct equalize kernel.
 constexpr int kMaxWarpsPerBlock = 8;
+
+//! Blocks of `kernel` that fit on the whole current GPU at once.
+long long resident_blocks(const void* kernel, int threads, std::size_t smem)
+{
+    int device = 0, sms = 0, per_sm = 0;
+    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
+    MIMODET_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    MIMODET_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    return static_cast<long long>(per_sm) * sms;
+}
+
+//! Rounds of `blocks` blocks when `slots` fit at once (a partial round costs a whole
+//! one).
+long long waves(long long blocks, long long slots)
+{
+    return slots > 0 ? (blocks + slots - 1) / slots
+                     : std::numeric_limits<long long>::max();
+}
 
 /* Per-channel preparation: a block of up to four warps per subcarrier, each warp taking
  * every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
@@ -919,24 +938,30 @@ __global__ void __launch_bounds__(256)
     }
 }
 
-//! The tile sizes are template parameters (immediate shared-memory offsets in the inner
-//! loop); instantiated only where they are valid for UP.
-//! Blocks of `kernel` that fit on the whole current GPU at once.
-long long resident_blocks(const void* kernel, int threads, std::size_t smem)
+/*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
+ * parameters: immediate shared-memory offsets in the inner loop; instantiated only where
+ * they are valid for UP). */
+template <int UP, bool kIterative, typename F>
+void with_tiled_kernel(int symbols, F&& f)
 {
-    int device = 0, sms = 0, per_sm = 0;
-    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
-    MIMODET_CUDA_CHECK(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    MIMODET_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-    return static_cast<long long>(per_sm) * sms;
-}
-
-long long waves(long long blocks, long long slots)
-{
-    return slots > 0 ? (blocks + slots - 1) / slots
-                     : std::numeric_limits<long long>::max();
+    switch (symbols) {
+    case 8:
+        if constexpr (min_tile_symbols(UP) <= 8)
+            return f(equalize_tiled_kernel<UP, 8, kIterative>);
+        break;
+    case 16:
+        if constexpr (min_tile_symbols(UP) <= 16)
+            return f(equalize_tiled_kernel<UP, 16, kIterative>);
+        break;
+    case 32:
+        if constexpr (min_tile_symbols(UP) <= 32)
+            return f(equalize_tiled_kernel<UP, 32, kIterative>);
+        break;
+    case 64:
+        return f(equalize_tiled_kernel<UP, 64, kIterative>);
+    }
+    throw std::logic_error("launch_equalize: no tile of " + std::to_string(symbols) +
+                           " symbols for " + std::to_string(UP) + " users");
 }
 
 template <int UP, bool kIterative>
@@ -945,7 +970,7 @@ void launch_tiled(const EqualizeArgs& args,
                   dim3 grid,
                   cudaStream_t stream)
 {
-    auto launch = [&](auto kernel) {
+    with_tiled_kernel<UP, kIterative>(shape.symbols, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
         // with one buffer, chol unchanged).
@@ -954,71 +979,36 @@ void launch_tiled(const EqualizeArgs& args,
             TileShape single = shape;
             single.buffers = 1;
             const long long blocks = static_cast<long long>(grid.x) * grid.y;
-            const void* k = reinterpret_cast<const void*>(kernel);
-            if (waves(blocks,
-                      resident_blocks(k,
-                                      single.threads,
-                                      tiled_shared_bytes(UP, single, kIterative))) <
-                waves(blocks,
-                      resident_blocks(
-                          k, shape.threads, tiled_shared_bytes(UP, shape, kIterative))))
+            auto waves_with = [&](const TileShape& t) {
+                return waves(blocks,
+                             resident_blocks(reinterpret_cast<const void*>(kernel),
+                                             t.threads,
+                                             tiled_shared_bytes(UP, t, kIterative)));
+            };
+            if (waves_with(single) < waves_with(shape))
                 chosen = single;
         }
         kernel<<<grid,
                  chosen.threads,
                  tiled_shared_bytes(UP, chosen, kIterative),
                  stream>>>(args, chosen.kgroups, chosen.buffers);
-    };
-    switch (shape.symbols) {
-    case 8:
-        if constexpr (min_tile_symbols(UP) <= 8)
-            return launch(equalize_tiled_kernel<UP, 8, kIterative>);
-        break;
-    case 16:
-        if constexpr (min_tile_symbols(UP) <= 16)
-            return launch(equalize_tiled_kernel<UP, 16, kIterative>);
-        break;
-    case 32:
-        if constexpr (min_tile_symbols(UP) <= 32)
-            return launch(equalize_tiled_kernel<UP, 32, kIterative>);
-        break;
-    case 64:
-        return launch(equalize_tiled_kernel<UP, 64, kIterative>);
-    }
-    throw std::logic_error("launch_equalize: no tile of " +
-                           std::to_string(shape.symbols) + " symbols for " +
-                           std::to_string(UP) + " users");
+    });
 }
 
 //! Raises the dynamic shared memory limit of every tiled instantiation for UP users.
 template <int UP>
 void set_tiled_smem_limit(int bytes)
 {
-    std::vector<const void*> kernels = {
-        reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 64, false>),
-        reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 64, true>)
+    auto set = [&](auto kernel) {
+        MIMODET_CUDA_CHECK(
+            cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 bytes));
     };
-    if constexpr (min_tile_symbols(UP) <= 32) {
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 32, false>));
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 32, true>));
+    for (int symbols = min_tile_symbols(UP); symbols <= kMaxTileSymbols; symbols *= 2) {
+        with_tiled_kernel<UP, false>(symbols, set);
+        with_tiled_kernel<UP, true>(symbols, set);
     }
-    if constexpr (min_tile_symbols(UP) <= 16) {
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 16, false>));
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 16, true>));
-    }
-    if constexpr (min_tile_symbols(UP) <= 8) {
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 8, false>));
-        kernels.push_back(
-            reinterpret_cast<const void*>(equalize_tiled_kernel<UP, 8, true>));
-    }
-    for (const void* kernel : kernels)
-        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
 int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; }
@@ -1104,23 +1094,17 @@ int choose_prepare_warps(const PrepareArgs& args)
     const void* kernel = iterative
                              ? reinterpret_cast<const void*>(prepare_kernel<UP, true>)
                              : reinterpret_cast<const void*>(prepare_kernel<UP, false>);
-    int device = 0, sms = 0;
-    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
-    MIMODET_CUDA_CHECK(
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const int chunks = (args.num_antennas + kPrepareChunk - 1) / kPrepareChunk;
     int best = 1;
-    long long best_cost = -1;
+    long long best_cost = std::numeric_limits<long long>::max();
     for (int warps = std::min(chunks, max_prepare_warps(UP)); warps >= 1; --warps) {
-        int per_sm = 0;
-        MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &per_sm, kernel, 32 * warps, prepare_shared_bytes<UP>(warps)));
-        if (per_sm < 1)
+        const long long slots =
+            resident_blocks(kernel, 32 * warps, prepare_shared_bytes<UP>(warps));
+        if (slots < 1)
             continue;
-        const long long slots = static_cast<long long>(per_sm) * sms;
-        const long long waves = (args.num_subcarriers + slots - 1) / slots;
-        const long long cost = waves * (1 + (chunks + warps - 1) / warps);
-        if (best_cost < 0 || cost < best_cost) {
+        const long long cost =
+            waves(args.num_subcarriers, slots) * (1 + (chunks + warps - 1) / warps);
+        if (cost < best_cost) {
             best = warps;
             best_cost = cost;
         }
