@@ -81,6 +81,9 @@ void pinned_free(void* p) noexcept { cudaFreeHost(p); }
 void copy_to_device(void* dst, const void* src, std::size_t bytes)
 {
     MIMODET_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return before its DMA has landed, and the
+    // engine's non-blocking streams do not wait for the legacy stream that carries it.
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 void copy_to_host(void* dst, const void* src, std::size_t bytes)
 {

@@ -32,6 +32,7 @@ void* device_malloc(std::size_t bytes);
 void device_free(void* p) noexcept;
 void* pinned_malloc(std::size_t bytes);
 void pinned_free(void* p) noexcept;
+//! Complete on return, whatever the kind of host memory.
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 
@@ -84,9 +85,9 @@ struct EngineOptions {
  * keeps A for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols
  * one fused kernel does the equalization (W y, or H^H y and the CG/CR iterations, as a
  * small GEMM per subcarrier and tile of symbols) and the max-log demapping (see
- * lib/cuda/kernels.cu and docs/architecture.md). detect() on host memory pipelines upload,
- * kernels and download over several streams through pinned staging buffers (or by DMA
- * straight from and to pinned caller buffers), with the row strides of
+ * lib/cuda/kernels.cu and docs/architecture.md). detect() on host memory pipelines
+ * upload, kernels and download over several streams through pinned staging buffers (or by
+ * DMA straight from and to pinned caller buffers), with the row strides of
  * EngineOptions::host_layout.
  */
 class CudaDetector : public Detector
