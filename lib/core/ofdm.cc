@@ -1,0 +1,432 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include <mimodet/ofdm.h>
+#include <unsupported/Eigen/FFT>
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+namespace mimodet {
+
+namespace {
+
+constexpr double kTwoPi = 6.283185307179586476925;
+//! Seed of the known preamble and pilot sequences (the receiver knows them too).
+constexpr std::uint32_t kSequenceSeed = 0x6d696d6f;
+
+//! Unitary FFTs of one length (Eigen's KISS FFT; the inverse includes 1/N).
+class UnitaryFft
+{
+public:
+    explicit UnitaryFft(std::size_t n) : d_n(n), d_scale(1.0f / std::sqrt(float(n))) {}
+    void forward(const cf32* in, std::vector<cf32>& out)
+    {
+        d_in.assign(in, in + d_n);
+        d_fft.fwd(out, d_in);
+        for (auto& v : out)
+            v *= d_scale;
+    }
+    void inverse(const std::vector<cf32>& in, std::vector<cf32>& out)
+    {
+        d_fft.inv(out, in); // includes 1/N
+        const float up = std::sqrt(float(d_n));
+        for (auto& v : out)
+            v *= up;
+    }
+
+private:
+    std::size_t d_n;
+    float d_scale;
+    std::vector<cf32> d_in;
+    Eigen::FFT<float> d_fft;
+};
+
+} // namespace
+
+void OfdmConfig::validate() const
+{
+    auto fail = [](const std::string& what) {
+        throw std::invalid_argument("OFDM config: " + what);
+    };
+    if (fft_size < 8)
+        fail("fft_size must be >= 8, got " + std::to_string(fft_size));
+    if (num_subcarriers == 0 || num_subcarriers % 2 || num_subcarriers >= fft_size)
+        fail("num_subcarriers must be even, > 0 and < fft_size (" +
+             std::to_string(fft_size) + "), got " + std::to_string(num_subcarriers));
+    if (cp_length >= fft_size)
+        fail("cp_length must be < fft_size, got " + std::to_string(cp_length));
+    if (num_data_symbols == 0)
+        fail("num_data_symbols must be >= 1");
+    if (num_users == 0 || num_users > num_subcarriers / 2)
+        fail("num_users must be in 1.." + std::to_string(num_subcarriers / 2) +
+             " (each user's pilot comb needs two subcarriers at least), got " +
+             std::to_string(num_users));
+    if (num_antennas == 0)
+        fail("num_antennas must be >= 1");
+}
+
+std::size_t OfdmConfig::bin_of(std::size_t i) const
+{
+    const long half = static_cast<long>(num_subcarriers / 2);
+    const long k = static_cast<long>(i) < half ? static_cast<long>(i) - half
+                                               : static_cast<long>(i) - half + 1;
+    return static_cast<std::size_t>((k + static_cast<long>(fft_size)) %
+                                    static_cast<long>(fft_size));
+}
+
+std::vector<cf32> preamble_values(const OfdmConfig& c)
+{
+    std::mt19937 rng(kSequenceSeed);
+    std::vector<cf32> v(c.num_subcarriers, cf32(0.0f, 0.0f));
+    const float a = 1.0f; // sqrt(2) energy on half the subcarriers, /sqrt(2) per axis
+    for (std::size_t i = 0; i < c.num_subcarriers; ++i) {
+        const std::uint32_t r = rng();
+        if (c.bin_of(i) % 2 == 0)
+            v[i] = cf32((r & 1) ? a : -a, (r & 2) ? a : -a);
+    }
+    return v;
+}
+
+cf32 pilot_value(const OfdmConfig& c, std::size_t i)
+{
+    // A chirp: unit modulus, low peak-to-average power over each comb.
+    const double phase = kTwoPi * 0.5 * double(i) * double(i) / double(c.num_subcarriers);
+    return std::sqrt(float(c.num_users)) *
+           cf32(float(std::cos(phase)), float(std::sin(phase)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct UplinkSimulator::Impl {
+    OfdmConfig ofdm;
+    UplinkChannelConfig channel;
+    Constellation constellation;
+    std::mt19937_64 rng;
+    UnitaryFft fft;
+    std::vector<cf32> preamble;
+
+    Impl(const OfdmConfig& o, const UplinkChannelConfig& c)
+        : ofdm(o),
+          channel(c),
+          constellation(o.modulation),
+          rng(c.seed),
+          fft(o.fft_size),
+          preamble(preamble_values(o))
+    {
+    }
+
+    cf32 gaussian(double variance)
+    {
+        std::normal_distribution<double> n(0.0, std::sqrt(variance / 2.0));
+        return cf32(float(n(rng)), float(n(rng)));
+    }
+
+    //! Appends one OFDM symbol (CP + body) with the given used-subcarrier values.
+    void append_symbol(const std::vector<cf32>& used, std::vector<cf32>& out)
+    {
+        std::vector<cf32> grid(ofdm.fft_size, cf32(0.0f, 0.0f)), time;
+        for (std::size_t i = 0; i < ofdm.num_subcarriers; ++i)
+            grid[ofdm.bin_of(i)] = used[i];
+        fft.inverse(grid, time);
+        out.insert(out.end(), time.end() - ofdm.cp_length, time.end());
+        out.insert(out.end(), time.begin(), time.end());
+    }
+};
+
+UplinkSimulator::UplinkSimulator(const OfdmConfig& ofdm,
+                                 const UplinkChannelConfig& channel)
+    : d_impl(std::make_unique<Impl>(ofdm, channel))
+{
+    ofdm.validate();
+    if ((channel.num_taps == 0 ? 0 : (channel.num_taps - 1) * channel.tap_spacing) >
+        ofdm.cp_length)
+        throw std::invalid_argument(
+            "uplink channel: the delay spread (" +
+            std::to_string((channel.num_taps - 1) * channel.tap_spacing) +
+            " samples) exceeds the cyclic prefix (" + std::to_string(ofdm.cp_length) +
+            ")");
+    if (channel.num_taps == 0)
+        throw std::invalid_argument("uplink channel: num_taps must be >= 1");
+}
+
+UplinkSimulator::~UplinkSimulator() = default;
+const OfdmConfig& UplinkSimulator::config() const { return d_impl->ofdm; }
+
+void UplinkSimulator::next_frame(UplinkFrame& f)
+{
+    Impl& m = *d_impl;
+    const OfdmConfig& o = m.ofdm;
+    const std::size_t nsc = o.num_subcarriers, U = o.num_users, B = o.num_antennas;
+    const std::size_t Q = bits_per_symbol(o.modulation), nd = o.num_data_symbols;
+    const double n0 = double(U) / std::pow(10.0, m.channel.snr_db / 10.0);
+    f.n0 = float(n0);
+    f.frame_start = m.channel.lead_samples;
+
+    // Bits and symbols in the detectors' layouts.
+    std::uniform_int_distribution<int> coin(0, 1);
+    f.bits.resize(nd * nsc * U * Q);
+    f.symbols.resize(nd * nsc * U);
+    for (auto& b : f.bits)
+        b = static_cast<std::uint8_t>(coin(m.rng));
+    for (std::size_t k = 0; k < nd * nsc * U; ++k)
+        f.symbols[k] = m.constellation.map(&f.bits[k * Q]);
+
+    // Each user's time signal: preamble, pilot comb, data.
+    std::vector<std::vector<cf32>> tx(U);
+    for (std::size_t u = 0; u < U; ++u) {
+        auto& x = tx[u];
+        x.reserve(o.frame_samples());
+        m.append_symbol(m.preamble, x);
+        std::vector<cf32> used(nsc, cf32(0.0f, 0.0f));
+        for (std::size_t i = u; i < nsc; i += U)
+            used[i] = pilot_value(o, i);
+        m.append_symbol(used, x);
+        for (std::size_t s = 0; s < nd; ++s) {
+            for (std::size_t i = 0; i < nsc; ++i)
+                used[i] = f.symbols[(s * nsc + i) * U + u];
+            m.append_symbol(used, x);
+        }
+    }
+
+    // Per-user CFO (subcarrier spacings -> cycles per sample), applied from the frame
+    // start.
+    std::uniform_real_distribution<double> spread(-1.0, 1.0);
+    f.user_cfo.resize(U);
+    for (std::size_t u = 0; u < U; ++u) {
+        f.user_cfo[u] = m.channel.cfo + m.channel.cfo_spread * spread(m.rng);
+        const double step = kTwoPi * f.user_cfo[u] / double(o.fft_size);
+        for (std::size_t n = 0; n < tx[u].size(); ++n)
+            tx[u][n] *= cf32(float(std::cos(step * n)), float(std::sin(step * n)));
+    }
+
+    // Multipath per (antenna, user): exponential power-delay profile, unit total power.
+    const std::size_t taps = m.channel.num_taps;
+    std::vector<double> power(taps);
+    double total = 0.0;
+    for (std::size_t l = 0; l < taps; ++l)
+        total += power[l] = std::pow(10.0, -m.channel.tap_decay_db * double(l) / 10.0);
+    const std::size_t length = f.frame_start + o.frame_samples() + o.cp_length;
+    f.rx.assign(B, std::vector<cf32>(length));
+    f.h.assign(nsc * B * U, cf32(0.0f, 0.0f));
+    for (std::size_t b = 0; b < B; ++b) {
+        auto& r = f.rx[b];
+        for (auto& v : r)
+            v = m.gaussian(n0);
+        for (std::size_t u = 0; u < U; ++u) {
+            for (std::size_t l = 0; l < taps; ++l) {
+                const cf32 g = m.gaussian(power[l] / total);
+                const std::size_t delay = l * m.channel.tap_spacing;
+                for (std::size_t n = 0; n < tx[u].size(); ++n)
+                    r[f.frame_start + delay + n] += g * tx[u][n];
+                // Frequency response on each used subcarrier: sum_l g_l e^{-j 2 pi k d /
+                // N}.
+                for (std::size_t i = 0; i < nsc; ++i) {
+                    const double phase = -kTwoPi * double(o.bin_of(i)) * double(delay) /
+                                         double(o.fft_size);
+                    f.h[(i * B + b) * U + u] +=
+                        g * cf32(float(std::cos(phase)), float(std::sin(phase)));
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct OfdmReceiver::Impl {
+    OfdmConfig ofdm;
+    UnitaryFft fft;
+    std::vector<cf32> preamble_time; //!< one period (N/2 samples) of the preamble body
+    std::vector<cf32> body;          //!< scratch: one FFT output
+
+    explicit Impl(const OfdmConfig& o) : ofdm(o), fft(o.fft_size)
+    {
+        std::vector<cf32> grid(o.fft_size, cf32(0.0f, 0.0f)), time;
+        const auto values = preamble_values(o);
+        for (std::size_t i = 0; i < o.num_subcarriers; ++i)
+            grid[o.bin_of(i)] = values[i];
+        fft.inverse(grid, time);
+        preamble_time = time;
+    }
+};
+
+OfdmReceiver::OfdmReceiver(const OfdmConfig& config)
+    : d_impl(std::make_unique<Impl>(config))
+{
+    config.validate();
+}
+
+OfdmReceiver::~OfdmReceiver() = default;
+const OfdmConfig& OfdmReceiver::config() const { return d_impl->ofdm; }
+
+bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
+                           std::size_t samples,
+                           OfdmReception& out)
+{
+    Impl& m = *d_impl;
+    const OfdmConfig& o = m.ofdm;
+    const std::size_t N = o.fft_size, L = N / 2, cp = o.cp_length;
+    const std::size_t nsc = o.num_subcarriers, U = o.num_users, nd = o.num_data_symbols;
+    const std::size_t B = antennas.size();
+    if (B != o.num_antennas)
+        throw std::invalid_argument("OFDM receiver: " + std::to_string(B) +
+                                    " antenna streams for a " +
+                                    std::to_string(o.num_antennas) + "-antenna config");
+    if (samples < o.frame_samples())
+        return false;
+    const std::size_t last_start = samples - o.frame_samples();
+
+    // Schmidl & Cox over all antennas: the preamble body has two identical halves, so
+    // P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks (|P|^2 / R^2 -> 1) across the CP
+    // plateau. d is the body's first sample; a frame starts cp earlier.
+    auto correlate = [&](std::size_t d, std::complex<double>& p, double& energy) {
+        p = 0.0;
+        energy = 0.0;
+        for (std::size_t b = 0; b < B; ++b) {
+            const cf32* r = antennas[b] + d;
+            for (std::size_t k = 0; k < L; ++k) {
+                p += std::complex<double>(std::conj(r[k]) * r[k + L]);
+                energy += std::norm(r[k + L]);
+            }
+        }
+    };
+    double best_metric = -1.0;
+    std::size_t coarse = 0;
+    for (std::size_t d = cp; d <= last_start + cp; ++d) {
+        std::complex<double> p;
+        double energy;
+        correlate(d, p, energy);
+        const double metric = energy > 0.0 ? std::norm(p) / (energy * energy) : 0.0;
+        if (metric > best_metric) {
+            best_metric = metric;
+            coarse = d;
+        }
+    }
+    if (best_metric < 0.5) // no two-halves structure stands out of the noise
+        return false;
+    std::complex<double> p;
+    double energy;
+    correlate(coarse, p, energy);
+    // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
+    const double cfo = std::arg(p) / M_PI; // subcarrier spacings, |cfo| < 1
+    const double step = -kTwoPi * cfo / double(N);
+
+    // Fine timing: cross-correlation with the known preamble body around the plateau;
+    // then the FFT window starts cp/2 early, so that with the strongest path anywhere in
+    // a delay spread up to cp/2 no path reaches into the next symbol (the channel
+    // estimate absorbs the phase ramp).
+    std::size_t body = coarse;
+    double best = -1.0;
+    const std::size_t from = coarse > cp ? coarse - cp : 0;
+    const std::size_t to = std::min(coarse + cp, last_start + cp);
+    for (std::size_t d = from; d <= to; ++d) {
+        double sum = 0.0;
+        for (std::size_t b = 0; b < B; ++b) {
+            std::complex<double> c = 0.0;
+            const cf32* r = antennas[b] + d;
+            for (std::size_t k = 0; k < N; ++k) {
+                const double ph = step * double(k);
+                c += std::complex<double>(std::conj(m.preamble_time[k]) * r[k]) *
+                     std::complex<double>(std::cos(ph), std::sin(ph));
+            }
+            sum += std::norm(c);
+        }
+        if (sum > best) {
+            best = sum;
+            body = d;
+        }
+    }
+    if (body < cp || body - cp > last_start)
+        return false;
+    const std::size_t start = body - cp; // the frame's first sample
+    const std::size_t advance = cp / 2;
+    // The CFO again from the window the FFTs will use: free of the neighbouring symbols,
+    // unlike the coarse position, which may reach into the pilot symbol.
+    correlate(body - advance, p, energy);
+    const double cfo_fine = std::arg(p) / M_PI;
+    const double step_fine = -kTwoPi * cfo_fine / double(N);
+
+    // FFT of symbol s (0 preamble, 1 pilots, 2.. data) of antenna b, CFO removed with the
+    // phase counted from the frame start (common to all symbols, absorbed by H).
+    auto symbol_fft = [&](std::size_t b, std::size_t s, std::vector<cf32>& grid) {
+        const std::size_t first = start + s * o.symbol_samples() + cp - advance;
+        std::vector<cf32> window(N);
+        for (std::size_t k = 0; k < N; ++k) {
+            const double ph = step_fine * double(first + k - start);
+            window[k] =
+                antennas[b][first + k] * cf32(float(std::cos(ph)), float(std::sin(ph)));
+        }
+        m.fft.forward(window.data(), grid);
+    };
+
+    // Least squares on each user's comb, linear interpolation (and extrapolation at the
+    // edges) over the used subcarriers. The early window turns bin k by
+    // e^{-j 2 pi k advance / N}, a steep known ramp: it is taken out before interpolating
+    // and put back after, so that the interpolation sees only the channel's own slope.
+    std::vector<cf32> ramp(nsc);
+    for (std::size_t i = 0; i < nsc; ++i) {
+        const double k =
+            double(static_cast<long>(o.bin_of(i)) >= static_cast<long>(N / 2)
+                       ? static_cast<long>(o.bin_of(i)) - static_cast<long>(N)
+                       : static_cast<long>(o.bin_of(i)));
+        const double ph = -kTwoPi * k * double(advance) / double(N);
+        ramp[i] = cf32(float(std::cos(ph)), float(std::sin(ph)));
+    }
+    std::vector<cf32> grid;
+    out.h.assign(nsc * B * U, cf32(0.0f, 0.0f));
+    for (std::size_t b = 0; b < B; ++b) {
+        symbol_fft(b, 1, grid);
+        for (std::size_t u = 0; u < U; ++u) {
+            std::vector<std::size_t> at;
+            std::vector<cf32> ls;
+            for (std::size_t i = u; i < nsc; i += U) {
+                at.push_back(i);
+                ls.push_back(grid[o.bin_of(i)] / (pilot_value(o, i) * ramp[i]));
+            }
+            for (std::size_t i = 0; i < nsc; ++i) {
+                // the comb segment [j, j+1] around i (the first or last for the edges)
+                std::size_t j = i <= at.front() ? 0 : (i - at.front()) / U;
+                if (j + 1 >= at.size())
+                    j = at.size() >= 2 ? at.size() - 2 : 0;
+                cf32 v = ls[j];
+                if (at.size() >= 2) {
+                    const float t = (float(i) - float(at[j])) / float(at[j + 1] - at[j]);
+                    v = ls[j] + t * (ls[j + 1] - ls[j]);
+                }
+                out.h[(i * B + b) * U + u] = v * ramp[i];
+            }
+        }
+    }
+
+    // Data symbols into [N_data][N_sc][B]; N0 from the unused bins (not DC).
+    std::vector<bool> used(N, false);
+    for (std::size_t i = 0; i < nsc; ++i)
+        used[o.bin_of(i)] = true;
+    double noise = 0.0;
+    std::size_t noise_bins = 0;
+    out.y.assign(nd * nsc * B, cf32(0.0f, 0.0f));
+    for (std::size_t b = 0; b < B; ++b) {
+        for (std::size_t s = 0; s < nd; ++s) {
+            symbol_fft(b, 2 + s, grid);
+            for (std::size_t i = 0; i < nsc; ++i)
+                out.y[(s * nsc + i) * B + b] = grid[o.bin_of(i)];
+            for (std::size_t k = 1; k < N; ++k)
+                if (!used[k]) {
+                    noise += std::norm(grid[k]);
+                    ++noise_bins;
+                }
+        }
+    }
+    out.n0 = noise_bins ? float(noise / double(noise_bins)) : 0.0f;
+    out.frame_start = start;
+    out.cfo = cfo_fine;
+    return true;
+}
+
+} // namespace mimodet
