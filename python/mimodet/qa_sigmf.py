@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""Multi-channel SigMF captures: round trips, replay in a flowgraph, malformed files."""
+
+import json
+import os
+import shutil
+import tempfile
+import time
+
+import numpy as np
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio.mimodet import sigmf
+
+
+def random_channels(channels, n, seed):
+    rng = np.random.default_rng(seed)
+    return ((rng.standard_normal((channels, n)) + 1j * rng.standard_normal((channels, n)))
+            / np.sqrt(2)).astype(np.complex64)
+
+
+class qa_sigmf(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="mimodet-sigmf-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def test_001_cf32_round_trip_keeps_samples_and_metadata(self):
+        x = random_channels(4, 1000, 1)
+        meta = sigmf.write_capture(self.path("a"), x, 30.72e6, 3.5e9, "cf32_le",
+                                   description="four antennas")
+        self.assertTrue(meta.endswith(".sigmf-meta"))
+        c = sigmf.read_capture(self.path("a.sigmf-data"))
+        self.assertEqual(c.num_channels, 4)
+        self.assertEqual(c.num_samples, 1000)
+        self.assertEqual(c.sample_rate, 30.72e6)
+        self.assertEqual(c.center_frequency, 3.5e9)
+        self.assertEqual(c.datatype, "cf32_le")
+        np.testing.assert_array_equal(c.samples, x)
+        # interleaved sample by sample on disk, as SigMF's num_channels says
+        raw = np.fromfile(self.path("a.sigmf-data"), dtype="<c8")
+        self.assertEqual(raw[1], x[1, 0])
+        self.assertEqual(raw[4], x[0, 1])
+
+    def test_002_ci16_round_trip_within_half_a_step(self):
+        x = random_channels(3, 500, 2) * 0.3
+        sigmf.write_capture(self.path("b"), x, 1e6, 2.4e9, "ci16_le")
+        c = sigmf.read_capture(self.path("b"))
+        self.assertEqual(os.path.getsize(self.path("b.sigmf-data")), 3 * 500 * 4)
+        step = c.scale
+        self.assertGreater(step, 0)
+        # half a step, plus float32 rounding of values about 1 in size
+        self.assertLessEqual(np.abs(c.samples.real - x.real).max(), step / 2 + 1e-6)
+        self.assertLessEqual(np.abs(c.samples.imag - x.imag).max(), step / 2 + 1e-6)
+        # a scale too fine for the samples is refused, not clipped
+        with self.assertRaisesRegex(ValueError, "do not fit int16"):
+            sigmf.write_capture(self.path("c"), x, 1e6, 2.4e9, "ci16_le", scale=1e-7)
+
+    def test_003_source_replays_every_channel(self):
+        for datatype in sigmf.DATATYPES:
+            x = random_channels(4, 2000, 3)
+            sigmf.write_capture(self.path("d"), x, 1e6, 1e9, datatype)
+            want = sigmf.read_capture(self.path("d")).samples
+            tb = gr.top_block()
+            src = sigmf.sigmf_source(self.path("d"))
+            sinks = [blocks.vector_sink_c() for _ in range(4)]
+            for ch, snk in enumerate(sinks):
+                tb.connect((src, ch), snk)
+            tb.run()
+            for ch, snk in enumerate(sinks):
+                np.testing.assert_allclose(np.array(snk.data()), want[ch], rtol=0,
+                                           atol=1e-6, err_msg=datatype)
+
+    def test_004_realtime_replay_takes_the_recorded_time(self):
+        x = random_channels(2, 4000, 4)
+        sigmf.write_capture(self.path("e"), x, 40e3, 1e9)  # 0.1 s of samples
+        tb = gr.top_block()
+        src = sigmf.sigmf_source(self.path("e"), realtime=True)
+        for ch in range(2):
+            tb.connect((src, ch), blocks.null_sink(gr.sizeof_gr_complex))
+        start = time.monotonic()
+        tb.run()
+        self.assertGreater(time.monotonic() - start, 0.07)
+
+    def test_005_malformed_captures_are_refused_with_the_reason(self):
+        x = random_channels(2, 100, 5)
+        base = self.path("f")
+        meta_path = sigmf.write_capture(base, x, 1e6, 1e9)
+        with open(meta_path) as f:
+            good = json.load(f)
+
+        def rewrite(meta):
+            with open(meta_path, "w") as f:
+                json.dump(meta, f)
+
+        for key in ("core:datatype", "core:sample_rate", "core:num_channels"):
+            meta = json.loads(json.dumps(good))
+            del meta["global"][key]
+            rewrite(meta)
+            with self.assertRaisesRegex(ValueError, key):
+                sigmf.read_capture(base)
+            with self.assertRaisesRegex(ValueError, key):
+                sigmf.sigmf_source(base)
+        rewrite(good)
+        with self.assertRaisesRegex(ValueError, "holds 2 channels, the block was given 4"):
+            sigmf.sigmf_source(base, channels=4)
+        meta = json.loads(json.dumps(good))
+        meta["global"]["core:datatype"] = "cu8"
+        rewrite(meta)
+        with self.assertRaisesRegex(ValueError, "not supported"):
+            sigmf.read_capture(base)
+        meta = json.loads(json.dumps(good))
+        meta["global"]["core:num_channels"] = 3  # 200 samples do not split in 3
+        rewrite(meta)
+        with self.assertRaisesRegex(ValueError, "not a whole number"):
+            sigmf.read_capture(base)
+        meta = json.loads(json.dumps(good))
+        meta["captures"] = []
+        rewrite(meta)
+        with self.assertRaisesRegex(ValueError, "core:frequency"):
+            sigmf.read_capture(base)
+        with open(meta_path, "w") as f:
+            f.write("{ not json")
+        with self.assertRaisesRegex(ValueError, "not valid JSON"):
+            sigmf.read_capture(base)
+        os.remove(base + ".sigmf-data")
+        with self.assertRaisesRegex(ValueError, "missing"):
+            sigmf.read_capture(base)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_sigmf)

@@ -1,0 +1,234 @@
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""
+Multi-channel SigMF captures: B antenna streams in one recording.
+
+A capture is two files, ``<base>.sigmf-meta`` (JSON) and ``<base>.sigmf-data``. The data
+holds the channels interleaved sample by sample (channel 0 of sample 0, channel 1 of sample
+0, ..., channel 0 of sample 1, ...), as SigMF's ``core:num_channels`` specifies, in one of
+two types:
+
+- ``cf32_le``: complex float32 (8 bytes per sample), written and read as is;
+- ``ci16_le``: complex int16 (4 bytes per sample, what a USRP sends over the wire), stored
+  as round(x / scale) and read back as int * scale, where scale, the float value of one
+  integer step, is kept in the global object as ``mimodet:scale`` (1 when absent).
+
+Both are little-endian, as their names say (the hosts GNU Radio runs on are).
+
+Required metadata: ``core:datatype``, ``core:sample_rate``, ``core:num_channels`` and a
+first capture with ``core:frequency`` (the centre frequency). A file that lacks one of
+these, whose data length does not fit the channel count, or whose type is not one of the
+two above is refused with a ValueError that says what is wrong and where.
+
+``write_capture`` / ``read_capture`` work on numpy arrays; ``sigmf_source`` replays a
+capture in a flowgraph, one complex output per channel, at the recorded rate or as fast
+as possible.
+"""
+
+import json
+import os
+import datetime
+
+import numpy as np
+from gnuradio import blocks, gr
+
+SIGMF_VERSION = "1.0.0"
+DATATYPES = ("cf32_le", "ci16_le")
+SCALE_KEY = "mimodet:scale"
+
+
+def _paths(path):
+    """(meta, data) file names for a base name or either file's name."""
+    for ext in (".sigmf-meta", ".sigmf-data", ".sigmf"):
+        if path.endswith(ext):
+            path = path[: -len(ext)]
+            break
+    return path + ".sigmf-meta", path + ".sigmf-data"
+
+
+class Capture:
+    """A capture's metadata and samples ([channels][n] complex64, memory-mapped for cf32)."""
+
+    def __init__(self, meta_path, data_path, meta, samples):
+        self.meta_path = meta_path
+        self.data_path = data_path
+        self.meta = meta
+        self.samples = samples
+        g = meta["global"]
+        self.datatype = g["core:datatype"]
+        self.sample_rate = float(g["core:sample_rate"])
+        self.num_channels = int(g["core:num_channels"])
+        self.center_frequency = float(meta["captures"][0]["core:frequency"])
+        self.scale = float(g.get(SCALE_KEY, 1.0))
+
+    @property
+    def num_samples(self):
+        return self.samples.shape[1]
+
+
+def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_le",
+                  scale=None, description="", hardware=""):
+    """Writes samples ([channels][n] complex) as a multi-channel SigMF capture.
+
+    For ci16_le, ``scale`` is the float value of one integer step (default: the largest
+    |I| or |Q| maps to 30000); values beyond the int16 range are refused rather than
+    clipped silently. Returns the metadata file's name.
+    """
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1:
+        raise ValueError("write_capture: samples must be [channels][n], got shape %s"
+                         % (x.shape,))
+    if datatype not in DATATYPES:
+        raise ValueError("write_capture: datatype must be one of %s, got %r"
+                         % (DATATYPES, datatype))
+    if not (sample_rate > 0):
+        raise ValueError("write_capture: sample_rate must be > 0, got %r" % sample_rate)
+    meta_path, data_path = _paths(path)
+    channels = x.shape[0]
+    interleaved = np.ascontiguousarray(x.T).reshape(-1)  # sample-major, channels inside
+    g = {
+        "core:datatype": datatype,
+        "core:sample_rate": float(sample_rate),
+        "core:num_channels": channels,
+        "core:version": SIGMF_VERSION,
+        "core:recorder": "gr-mimodet",
+    }
+    if description:
+        g["core:description"] = description
+    if hardware:
+        g["core:hw"] = hardware
+    if datatype == "cf32_le":
+        interleaved.astype("<c8").tofile(data_path)
+    else:
+        peak = max(np.abs(interleaved.real).max(initial=0.0),
+                   np.abs(interleaved.imag).max(initial=0.0))
+        if scale is None:
+            scale = peak / 30000.0 if peak > 0 else 1.0
+        if not (scale > 0):
+            raise ValueError("write_capture: scale must be > 0, got %r" % scale)
+        if peak / scale > 32767:
+            raise ValueError("write_capture: samples up to %g do not fit int16 with scale "
+                             "%g (one step); use a larger scale" % (peak, scale))
+        pairs = np.empty((interleaved.size, 2), dtype="<i2")
+        pairs[:, 0] = np.round(interleaved.real / scale)
+        pairs[:, 1] = np.round(interleaved.imag / scale)
+        pairs.tofile(data_path)
+        g[SCALE_KEY] = float(scale)
+    meta = {
+        "global": g,
+        "captures": [{
+            "core:sample_start": 0,
+            "core:frequency": float(center_frequency),
+            "core:datetime": datetime.datetime.now(datetime.timezone.utc)
+            .strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        }],
+        "annotations": [],
+    }
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
+    return meta_path
+
+
+def read_metadata(path):
+    """Validated metadata of a capture (dict); raises ValueError naming the problem."""
+    meta_path, data_path = _paths(path)
+    for p in (meta_path, data_path):
+        if not os.path.isfile(p):
+            raise ValueError("SigMF capture %r: %s is missing" % (path, p))
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError("SigMF capture %r: %s is not valid JSON (%s)"
+                         % (path, meta_path, e)) from e
+    if not isinstance(meta, dict) or not isinstance(meta.get("global"), dict):
+        raise ValueError("SigMF capture %r: %s has no \"global\" object" % (path, meta_path))
+    g = meta["global"]
+    for key in ("core:datatype", "core:sample_rate", "core:num_channels"):
+        if key not in g:
+            raise ValueError("SigMF capture %r: %s lacks global %s" % (path, meta_path, key))
+    if g["core:datatype"] not in DATATYPES:
+        raise ValueError("SigMF capture %r: datatype %r is not supported (only %s)"
+                         % (path, g["core:datatype"], ", ".join(DATATYPES)))
+    try:
+        rate = float(g["core:sample_rate"])
+        channels = int(g["core:num_channels"])
+    except (TypeError, ValueError) as e:
+        raise ValueError("SigMF capture %r: sample rate or channel count is not a number"
+                         % path) from e
+    if not (rate > 0) or channels < 1:
+        raise ValueError("SigMF capture %r: sample rate %r and channel count %r must be > 0"
+                         % (path, g["core:sample_rate"], g["core:num_channels"]))
+    caps = meta.get("captures")
+    if not isinstance(caps, list) or not caps or "core:frequency" not in caps[0]:
+        raise ValueError("SigMF capture %r: %s needs a first capture with core:frequency"
+                         % (path, meta_path))
+    size = os.path.getsize(data_path)
+    per_sample = 8 if g["core:datatype"] == "cf32_le" else 4
+    if size % (per_sample * channels):
+        raise ValueError("SigMF capture %r: %s has %d bytes, not a whole number of %d-channel "
+                         "%s samples (%d bytes each)" % (path, data_path, size, channels,
+                                                         g["core:datatype"], per_sample))
+    return meta
+
+
+def read_capture(path):
+    """Reads a capture into a Capture ([channels][n] complex64 samples)."""
+    meta = read_metadata(path)
+    meta_path, data_path = _paths(path)
+    g = meta["global"]
+    channels = int(g["core:num_channels"])
+    if g["core:datatype"] == "cf32_le":
+        flat = np.memmap(data_path, dtype="<c8", mode="r")
+        samples = flat.reshape(-1, channels).T
+    else:
+        pairs = np.fromfile(data_path, dtype="<i2").reshape(-1, 2)
+        scale = float(g.get(SCALE_KEY, 1.0))
+        flat = (pairs[:, 0].astype(np.float32) + 1j * pairs[:, 1].astype(np.float32)) * scale
+        samples = flat.astype(np.complex64).reshape(-1, channels).T
+    return Capture(meta_path, data_path, meta, samples)
+
+
+class sigmf_source(gr.hier_block2):
+    """Replays a multi-channel SigMF capture: one complex64 output per channel.
+
+    realtime: throttle to the recorded sample rate (else as fast as the flowgraph goes).
+    repeat: start over at the end of the file.
+    channels: the number of outputs the caller expects (0: whatever the file holds); a
+        file with another count is refused.
+    """
+
+    def __init__(self, path, realtime=False, repeat=False, channels=0):
+        meta = read_metadata(path)
+        g = meta["global"]
+        self.channels = int(g["core:num_channels"])
+        if channels and channels != self.channels:
+            # GRC sizes the outputs before the file is read: say which count is right
+            raise ValueError("sigmf_source: %r holds %d channels, the block was given %d"
+                             % (path, self.channels, channels))
+        self.sample_rate = float(g["core:sample_rate"])
+        self.center_frequency = float(meta["captures"][0]["core:frequency"])
+        gr.hier_block2.__init__(
+            self, "mimodet_sigmf_source", gr.io_signature(0, 0, 0),
+            gr.io_signature(self.channels, self.channels, gr.sizeof_gr_complex))
+        _, data_path = _paths(path)
+        cf32 = g["core:datatype"] == "cf32_le"
+        item = gr.sizeof_gr_complex if cf32 else 2 * gr.sizeof_short
+        src = blocks.file_source(item, data_path, repeat)
+        head = src
+        if realtime:
+            throttle = blocks.throttle(item, self.sample_rate * self.channels)
+            self.connect(src, throttle)
+            head = throttle
+        split = blocks.deinterleave(item, 1)
+        self.connect(head, split)
+        scale = float(g.get(SCALE_KEY, 1.0))
+        for ch in range(self.channels):
+            if cf32:
+                self.connect((split, ch), (self, ch))
+            else:
+                # interleaved_short_to_complex divides by its factor: 1/scale multiplies
+                conv = blocks.interleaved_short_to_complex(True, False, 1.0 / scale)
+                self.connect((split, ch), conv, (self, ch))
