@@ -15,6 +15,7 @@ void bind_mimo_channel_sim(py::module& m);
 void bind_ber_meter(py::module& m);
 void bind_antennas_to_tensor(py::module& m);
 void bind_core(py::module& m);
+void bind_ofdm(py::module& m);
 
 // import_array() returns NULL on newer Pythons, hence the wrapper.
 void* init_numpy()
@@ -33,4 +34,5 @@ PYBIND11_MODULE(mimodet_python, m)
     bind_ber_meter(m);
     bind_antennas_to_tensor(m);
     bind_core(m);
+    bind_ofdm(m);
 }
