@@ -242,8 +242,9 @@ void UplinkSimulator::next_frame(UplinkFrame& f)
 struct OfdmReceiver::Impl {
     OfdmConfig ofdm;
     UnitaryFft fft;
-    std::vector<cf32> preamble_time; //!< one period (N/2 samples) of the preamble body
-    std::vector<cf32> body;          //!< scratch: one FFT output
+    std::vector<cf32> preamble_time;             //!< the preamble body (N samples)
+    std::vector<cf32> window, grid;              //!< scratch: one FFT's input and output
+    std::vector<std::complex<double>> reference; //!< conj(preamble) with the CFO applied
 
     explicit Impl(const OfdmConfig& o) : ofdm(o), fft(o.fft_size)
     {
@@ -314,7 +315,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     double energy;
     correlate(coarse, p, energy);
     // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
-    const double cfo = std::arg(p) / M_PI; // subcarrier spacings, |cfo| < 1
+    const double cfo = std::arg(p) / (kTwoPi / 2.0); // subcarrier spacings, |cfo| < 1
     const double step = -kTwoPi * cfo / double(N);
 
     // Fine timing: cross-correlation with the known preamble body around the plateau;
@@ -325,16 +326,19 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     double best = -1.0;
     const std::size_t from = coarse > cp ? coarse - cp : 0;
     const std::size_t to = std::min(coarse + cp, last_start + cp);
+    m.reference.resize(N);
+    for (std::size_t k = 0; k < N; ++k) {
+        const double ph = step * double(k);
+        m.reference[k] = std::conj(std::complex<double>(m.preamble_time[k])) *
+                         std::complex<double>(std::cos(ph), std::sin(ph));
+    }
     for (std::size_t d = from; d <= to; ++d) {
         double sum = 0.0;
         for (std::size_t b = 0; b < B; ++b) {
             std::complex<double> c = 0.0;
             const cf32* r = antennas[b] + d;
-            for (std::size_t k = 0; k < N; ++k) {
-                const double ph = step * double(k);
-                c += std::complex<double>(std::conj(m.preamble_time[k]) * r[k]) *
-                     std::complex<double>(std::cos(ph), std::sin(ph));
-            }
+            for (std::size_t k = 0; k < N; ++k)
+                c += m.reference[k] * std::complex<double>(r[k]);
             sum += std::norm(c);
         }
         if (sum > best) {
@@ -349,20 +353,20 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     // The CFO again from the window the FFTs will use: free of the neighbouring symbols,
     // unlike the coarse position, which may reach into the pilot symbol.
     correlate(body - advance, p, energy);
-    const double cfo_fine = std::arg(p) / M_PI;
+    const double cfo_fine = std::arg(p) / (kTwoPi / 2.0);
     const double step_fine = -kTwoPi * cfo_fine / double(N);
 
     // FFT of symbol s (0 preamble, 1 pilots, 2.. data) of antenna b, CFO removed with the
     // phase counted from the frame start (common to all symbols, absorbed by H).
     auto symbol_fft = [&](std::size_t b, std::size_t s, std::vector<cf32>& grid) {
         const std::size_t first = start + s * o.symbol_samples() + cp - advance;
-        std::vector<cf32> window(N);
+        m.window.resize(N);
         for (std::size_t k = 0; k < N; ++k) {
             const double ph = step_fine * double(first + k - start);
-            window[k] =
+            m.window[k] =
                 antennas[b][first + k] * cf32(float(std::cos(ph)), float(std::sin(ph)));
         }
-        m.fft.forward(window.data(), grid);
+        m.fft.forward(m.window.data(), grid);
     };
 
     // Least squares on each user's comb, linear interpolation (and extrapolation at the
@@ -378,7 +382,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         const double ph = -kTwoPi * k * double(advance) / double(N);
         ramp[i] = cf32(float(std::cos(ph)), float(std::sin(ph)));
     }
-    std::vector<cf32> grid;
+    std::vector<cf32>& grid = m.grid;
     out.h.assign(nsc * B * U, cf32(0.0f, 0.0f));
     for (std::size_t b = 0; b < B; ++b) {
         symbol_fft(b, 1, grid);
