@@ -126,8 +126,8 @@ class OfdmReceiver
 public:
     explicit OfdmReceiver(const OfdmConfig& config);
     ~OfdmReceiver();
-    /*! antennas[b] points at `samples` samples of antenna b. Returns false (out
-     * untouched) when no complete frame is found in them. */
+    /*! antennas[b] points at `samples` samples of antenna b. Finds the first complete
+     * frame in them; returns false (out untouched) when there is none. */
     bool receive(const std::vector<const cf32*>& antennas,
                  std::size_t samples,
                  OfdmReception& out);

@@ -297,19 +297,30 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
             }
         }
     };
+    // The first frame of the samples: the search arms where the metric first passes
+    // kDetectMetric (noise alone gives about 1 / (L B)) and takes the peak within one
+    // symbol from there, so a later, stronger frame is left for the next call.
+    constexpr double kDetectMetric = 0.5;
     double best_metric = -1.0;
-    std::size_t coarse = 0;
+    std::size_t coarse = 0, armed_until = 0;
+    bool armed = false;
     for (std::size_t d = cp; d <= last_start + cp; ++d) {
+        if (armed && d > armed_until)
+            break;
         std::complex<double> p;
         double energy;
         correlate(d, p, energy);
         const double metric = energy > 0.0 ? std::norm(p) / (energy * energy) : 0.0;
-        if (metric > best_metric) {
+        if (!armed && metric >= kDetectMetric) {
+            armed = true;
+            armed_until = d + o.symbol_samples();
+        }
+        if (armed && metric > best_metric) {
             best_metric = metric;
             coarse = d;
         }
     }
-    if (best_metric < 0.5) // no two-halves structure stands out of the noise
+    if (!armed) // no two-halves structure stands out of the noise
         return false;
     std::complex<double> p;
     double energy;

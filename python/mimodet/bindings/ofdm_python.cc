@@ -9,7 +9,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(84b175bab6532f9df0be8acd37882dbb) */
+/* BINDTOOL_HEADER_FILE_HASH(b7f7abbdcd39bc6dd40b5bafe26c6cc0) */
 
 #include <mimodet/ofdm.h>
 #include <pybind11/numpy.h>
