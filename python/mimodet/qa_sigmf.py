@@ -37,7 +37,8 @@ class qa_sigmf(gr_unittest.TestCase):
     def test_001_cf32_round_trip_keeps_samples_and_metadata(self):
         x = random_channels(4, 1000, 1)
         meta = sigmf.write_capture(self.path("a"), x, 30.72e6, 3.5e9, "cf32_le",
-                                   description="four antennas")
+                                   description="four antennas",
+                                   extra={"mimodet:ofdm": {"fft": 256}})
         self.assertTrue(meta.endswith(".sigmf-meta"))
         c = sigmf.read_capture(self.path("a.sigmf-data"))
         self.assertEqual(c.num_channels, 4)
@@ -46,6 +47,9 @@ class qa_sigmf(gr_unittest.TestCase):
         self.assertEqual(c.center_frequency, 3.5e9)
         self.assertEqual(c.datatype, "cf32_le")
         np.testing.assert_array_equal(c.samples, x)
+        self.assertEqual(c.meta["global"]["mimodet:ofdm"], {"fft": 256})
+        with self.assertRaisesRegex(ValueError, "namespaced"):
+            sigmf.write_capture(self.path("z"), x, 1e6, 1e9, extra={"core:hw": "x"})
         # interleaved sample by sample on disk, as SigMF's num_channels says
         raw = np.fromfile(self.path("a.sigmf-data"), dtype="<c8")
         self.assertEqual(raw[1], x[1, 0])

@@ -69,12 +69,13 @@ class Capture:
 
 
 def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_le",
-                  scale=None, description="", hardware=""):
+                  scale=None, description="", hardware="", extra=None):
     """Writes samples ([channels][n] complex) as a multi-channel SigMF capture.
 
     For ci16_le, ``scale`` is the float value of one integer step (default: the largest
     |I| or |Q| maps to 30000); values beyond the int16 range are refused rather than
-    clipped silently. Returns the metadata file's name.
+    clipped silently. ``extra``: more global fields, each key in a namespace other than
+    ``core:`` (e.g. ``mimodet:ofdm``). Returns the metadata file's name.
     """
     x = np.asarray(samples)
     if x.ndim != 2 or x.shape[0] < 1:
@@ -99,6 +100,10 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
         g["core:description"] = description
     if hardware:
         g["core:hw"] = hardware
+    for key, value in (extra or {}).items():
+        if ":" not in key or key.startswith("core:"):
+            raise ValueError("write_capture: extra key %r must be namespaced, not core:" % key)
+        g[key] = value
     if datatype == "cf32_le":
         interleaved.astype("<c8").tofile(data_path)
     else:
