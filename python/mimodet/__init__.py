@@ -19,3 +19,23 @@ NOISE_VAR_TAG = "mimo_n0"
 FRAME_TAG = "mimo_frame"
 
 BITS_PER_SYMBOL = {"bpsk": 1, "qpsk": 2, "16qam": 4, "64qam": 6, "256qam": 8}
+
+
+def make_tag(offset, key, value):
+    """A gr.tag_t at item `offset` with a string key and a PMT value."""
+    import pmt
+    from gnuradio import gr
+    t = gr.tag_t()
+    t.offset = offset
+    t.key = pmt.intern(key)
+    t.value = value
+    return t
+
+
+def channel_tags(h, n0, offset=0):
+    """The channel ([N_sc][B][U] complex) and N0 tags of the data contract, at `offset`."""
+    import numpy as np
+    import pmt
+    h = np.asarray(h, dtype=np.complex64).ravel()
+    return [make_tag(offset, CHANNEL_TAG, pmt.init_c32vector(h.size, h)),
+            make_tag(offset, NOISE_VAR_TAG, pmt.from_double(float(n0)))]

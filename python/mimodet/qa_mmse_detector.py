@@ -10,18 +10,9 @@ from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
 
-
-def make_tag(offset, key, value):
-    t = gr.tag_t()
-    t.offset = offset
-    t.key = pmt.intern(key)
-    t.value = value
-    return t
-
-
-def channel_tags(h, n0, offset=0):
-    return [make_tag(offset, mimodet.CHANNEL_TAG, pmt.init_c32vector(h.size, h.ravel().astype(np.complex64))),
-            make_tag(offset, mimodet.NOISE_VAR_TAG, pmt.from_double(float(n0)))]
+# The tag helpers of the package, under the names the tests use.
+make_tag = mimodet.make_tag
+channel_tags = mimodet.channel_tags
 
 
 class qa_mmse_detector(gr_unittest.TestCase):
