@@ -199,8 +199,7 @@ struct CudaDetector::Impl {
 
     // Channel state, resident on the device for the whole frame.
     float2* d_h = nullptr;
-    float2* d_wt = nullptr;
-    float2* d_a = nullptr;
+    float2* d_a = nullptr; //!< A^-1 (chol/zf) or A (cg/cr)
     float* d_rho = nullptr;
     float* d_inv_lambda = nullptr;
     std::uint8_t* d_status = nullptr;
@@ -208,7 +207,14 @@ struct CudaDetector::Impl {
     unsigned long long* d_bad_samples = nullptr;
     bool has_channel = false;
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
-
+    float n0 = 0.0f;
+    // cg/cr through the device API: A is formed only once the symbols on the channel make
+    // it pay (matrix_free_pays); until then the matrix-free kernel runs from H alone.
+    // set_channel_device() predicts from the previous channel's symbol count.
+    // No channel yet counts as a channel of unbounded symbols (A pays).
+    bool a_formed = false;
+    std::size_t symbols_on_channel = std::numeric_limits<std::size_t>::max();
+    std::size_t symbols_on_last_channel = std::numeric_limits<std::size_t>::max();
     // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
     struct Slot {
         cudaStream_t stream = nullptr;
@@ -285,10 +291,7 @@ struct CudaDetector::Impl {
         chunk_symbols = std::max<std::size_t>(
             1, options.chunk_bytes / (dims.rx_items() * sizeof(cf32)));
         d_h = device_alloc<float2>(nsc * b * u);
-        if (mode == KernelMode::chol || mode == KernelMode::zf)
-            d_wt = device_alloc<float2>(nsc * b * u);
-        else
-            d_a = device_alloc<float2>(nsc * u * u);
+        d_a = device_alloc<float2>(nsc * u * u);
         d_rho = device_alloc<float>(nsc * u);
         d_inv_lambda = device_alloc<float>(nsc * u);
         d_status = device_alloc<std::uint8_t>(nsc);
@@ -339,7 +342,6 @@ struct CudaDetector::Impl {
             cudaFreeHost(s.h_x_hat);
         }
         cudaFree(d_h);
-        cudaFree(d_wt);
         cudaFree(d_a);
         cudaFree(d_rho);
         cudaFree(d_inv_lambda);
@@ -352,7 +354,7 @@ struct CudaDetector::Impl {
         cudaFreeHost(h_bad_samples);
         slots.clear();
         channel_ready = last_use = nullptr;
-        d_h = d_wt = d_a = nullptr;
+        d_h = d_a = nullptr;
         d_rho = d_inv_lambda = nullptr;
         d_status = d_unusable = nullptr;
         d_bad_samples = h_bad_samples = nullptr;
@@ -374,7 +376,6 @@ struct CudaDetector::Impl {
         a.num_users = static_cast<int>(dims.num_users);
         a.n0 = n0;
         a.mode = mode;
-        a.wt = d_wt;
         a.a = d_a;
         a.rho = d_rho;
         a.inv_lambda = d_inv_lambda;
@@ -383,6 +384,30 @@ struct CudaDetector::Impl {
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use, 0));
         launch_prepare(a, stream);
         MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
+        a_formed = true;
+    }
+
+    bool iterative() const { return mode == KernelMode::cg || mode == KernelMode::cr; }
+
+    //! Whether `symbols` on one channel run faster from H alone (cg/cr, no A).
+    bool matrix_free_for(std::size_t symbols) const
+    {
+        return iterative() &&
+               matrix_free_supported(static_cast<int>(dims.num_antennas),
+                                     static_cast<int>(dims.num_users)) &&
+               matrix_free_pays(static_cast<int>(dims.num_users),
+                                static_cast<int>(config.iterations),
+                                symbols);
+    }
+
+    //! A new channel in force: the symbol counts that steer forming A start over.
+    void new_channel(const float2* d_channel, float channel_n0)
+    {
+        channel = d_channel;
+        n0 = channel_n0;
+        a_formed = false;
+        symbols_on_last_channel = symbols_on_channel;
+        symbols_on_channel = 0;
     }
 
     void equalize(const float2* d_y,
@@ -391,6 +416,10 @@ struct CudaDetector::Impl {
                   float2* d_x_hat,
                   cudaStream_t stream)
     {
+        symbols_on_channel += n;
+        const bool matrix_free = !a_formed && matrix_free_for(symbols_on_channel);
+        if (!a_formed && !matrix_free) // the symbols so far make A pay: form it now
+            prepare(channel, n0, stream);
         EqualizeArgs a{};
         a.y = d_y;
         a.num_symbols = n;
@@ -399,7 +428,7 @@ struct CudaDetector::Impl {
         a.num_users = static_cast<int>(dims.num_users);
         a.mode = mode;
         a.iterations = static_cast<int>(config.iterations);
-        a.wt = d_wt;
+        a.n0 = n0;
         a.h = channel;
         a.a = d_a;
         a.rho = d_rho;
@@ -413,7 +442,10 @@ struct CudaDetector::Impl {
         a.x_hat = d_x_hat;
         a.bad_sample_count = d_bad_samples;
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
-        launch_equalize(a, stream);
+        if (matrix_free)
+            launch_equalize_matrix_free(a, stream);
+        else
+            launch_equalize(a, stream);
     }
 
     //! Waits for a slot's chunk and, when staged, copies its outputs to the caller's
@@ -450,6 +482,7 @@ bool CudaDetector::has_channel() const { return d_impl->has_channel; }
 DetectorStats CudaDetector::stats() const { return d_impl->stats; }
 std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
 int CudaDetector::device() const { return d_impl->options.device; }
+bool CudaDetector::matrix_formed() const { return d_impl->a_formed; }
 
 void CudaDetector::synchronize()
 {
@@ -473,6 +506,8 @@ void CudaDetector::set_channel(const cf32* h, float n0)
     if (!std::isfinite(n0) || n0 < 0.0f) {
         ++m.stats.invalid_noise_variance;
         m.stats.bad_channel_subcarriers += nsc;
+        m.new_channel(m.d_h, 0.0f);
+        m.a_formed = true; // the kernels that read the status, which erases everything
         MIMODET_CUDA_CHECK(cudaMemsetAsync(m.d_status, kStatusBad, nsc, stream));
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
         return;
@@ -486,7 +521,8 @@ void CudaDetector::set_channel(const cf32* h, float n0)
     }
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.d_h, h_src, h_bytes, cudaMemcpyHostToDevice, stream));
-    m.channel = m.d_h;
+    // Host calls form A at once: the statistics need the prepare kernel's status.
+    m.new_channel(m.d_h, n0);
     m.prepare(m.d_h, n0, stream);
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, stream));
@@ -508,8 +544,11 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     ++m.stats.channels;
     m.has_channel = true;
-    m.channel = reinterpret_cast<const float2*>(d_h); // the caller keeps it alive
-    m.prepare(m.channel, n0, m.stream_or_default(stream));
+    m.new_channel(reinterpret_cast<const float2*>(d_h), n0); // the caller keeps it alive
+    // cg/cr defer A when the last channel's symbols would not have paid for it; the
+    // first detect call that makes it pay forms it then.
+    if (!m.matrix_free_for(m.symbols_on_last_channel))
+        m.prepare(m.channel, n0, m.stream_or_default(stream));
 }
 
 void CudaDetector::detect_device(

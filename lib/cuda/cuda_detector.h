@@ -81,13 +81,14 @@ struct EngineOptions {
 };
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
- * fused kernel computes, per subcarrier, G, A, the Cholesky factor, W = A^-1 H^H (or
- * keeps A for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols
- * one fused kernel does the equalization (W y, or H^H y and the CG/CR iterations, as a
- * small GEMM per subcarrier and tile of symbols) and the max-log demapping (see
- * lib/cuda/kernels.cu and docs/architecture.md). detect() on host memory pipelines
- * upload, kernels and download over several streams through pinned staging buffers (or by
- * DMA straight from and to pinned caller buffers), with the row strides of
+ * fused kernel computes, per subcarrier, G, A, the Cholesky factor and A^-1 (or keeps A
+ * for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols one
+ * fused kernel does the equalization (H^H y as a small GEMM per subcarrier and tile of
+ * symbols, then A^-1 times it or the CG/CR iterations) and the max-log demapping (see
+ * lib/cuda/kernels.cu and docs/architecture.md). CG/CR calls of very few symbols per
+ * channel through the device API skip A and iterate from H alone. detect() on host memory
+ * pipelines upload, kernels and download over several streams through pinned staging
+ * buffers (or by DMA straight from and to pinned caller buffers), with the row strides of
  * EngineOptions::host_layout.
  */
 class CudaDetector : public Detector
@@ -109,7 +110,7 @@ public:
     // Pointers are device pointers; `stream` is a cudaStream_t (nullptr = the engine's
     // first stream).
     //! Prepares the channel from a device copy of H, which must stay valid and unchanged
-    //! until the next set_channel*() (CG/CR read it again per symbol batch); no
+    //! until the next set_channel*() (the kernels read it again per symbol batch); no
     //! statistics.
     void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
     //! Equalizes and demaps n_symbols received items already on the device.
@@ -118,6 +119,11 @@ public:
                        float* d_llr,
                        cf32* d_x_hat = nullptr,
                        void* stream = nullptr);
+    //! cg/cr: whether A has been formed for the channel in force. The device API forms
+    //! it only once the channel's symbols make it pay (see kernels.h,
+    //! matrix_free_pays); until then detect_device() runs the CG/CR iterations from H
+    //! alone. Always true for chol/zf and after set_channel().
+    bool matrix_formed() const;
     //! Waits for all work of the engine.
     void synchronize();
     int device() const;

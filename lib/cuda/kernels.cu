@@ -6,6 +6,7 @@
 
 #include "cuda_check.h"
 #include "kernels.h"
+#include <type_traits>
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -47,13 +48,11 @@ long long waves(long long blocks, long long slots)
 
 /* Per-channel preparation: a block of up to four warps per subcarrier, each warp taking
  * every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
- * lanes and summed in a fixed order; every warp then factors A in registers (lane i owns
- * row i of L, columns broadcast by shuffles; the same inputs give every warp the same L,
- * so no barrier is needed: measured faster than one warp factoring while the others wait)
- * and forms W^T for its own antennas by triangular solves, one antenna per lane, instead
- * of an explicit inverse. */
+ * lanes and summed in a fixed order. cg/cr keep A = G + N0 I; chol/zf factor A in
+ * registers on one warp (lane i owns row i of L, columns broadcast by shuffles) and form
+ * A^-1 column by column, a lane per column, by triangular solves. */
 
-//! Antennas of H staged in shared memory at a time, one per lane in the solves.
+//! Antennas of H staged in shared memory at a time.
 constexpr int kPrepareChunk = 32;
 
 //! Most warps per subcarrier; U > 16 takes three so that the block fits in 64 KiB of
@@ -62,16 +61,14 @@ __host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 
 
 template <int UP>
 struct PrepareWarpSmem {
-    float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H; then W^T rows on the way out
+    float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H; then A^-1 on the way out
     float2 l[UP][UP + 1];            //!< the warp's partial G, then the Cholesky factor
     float inv_diag[UP];              //!< 1 / L_kk
-    float diag_part[UP];             //!< the warp's part of (W H)_uu or |w_u|^2
 };
 
 template <int UP>
 struct PrepareBlockSmem {
     float2 g[UP][UP + 1]; //!< G = H^H H, the warps' parts summed
-    int not_finite;       //!< some W entry was NaN/Inf
 };
 
 template <int UP>
@@ -181,6 +178,23 @@ cholesky_rows(float2 (&row)[UP], int U, int lane, float min_pivot)
     return true;
 }
 
+/*! cg/cr per-user gains from G_uu (li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 +
+ * rho)); a user far weaker than the strongest (max_gain) is erased (rho = 1/lambda = 0).
+ * Returns true when the lane holds a user and that user is erased. */
+__device__ __forceinline__ bool approximate_gains(float own_gain,
+                                                  float max_gain,
+                                                  bool user_lane,
+                                                  float n0,
+                                                  float& rho,
+                                                  float& inv_lambda)
+{
+    const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
+    const float r = n0 > 0.0f ? fminf(own_gain / n0, kMaxSinr) : kMaxSinr;
+    rho = usable ? r : 0.0f;
+    inv_lambda = usable ? (1.0f + r) / r : 0.0f;
+    return user_lane && !usable;
+}
+
 /* kIterative (cg/cr) stops after A: its own instantiation keeps the register budget of
  * the Cholesky and the solves out of it. */
 template <int UP, bool kIterative>
@@ -211,13 +225,9 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
             p.unusable[sc] = 0;
         }
     };
-    if (threadIdx.x == 0)
-        blk.not_finite = 0;
-
     // Partial G = H^H H over this warp's chunks: lane (rg, cg) accumulates rows rg*TR..
     // and columns cg*TC.., reading TR + TC values of H per TR*TC products. A non-finite
     // entry of H makes its user's G_uu non-finite, caught below.
-    int last_chunk = -1; // the chunk left staged in sm.h, reused by the solves
     {
         constexpr int TR = UP / 8, TC = UP / 4;
         const int rg = lane / 4, cg = lane % 4;
@@ -246,7 +256,6 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
                     for (int c = 0; c < TC; ++c)
                         acc[r][c] = cfmac(hi[r], hj[c], acc[r][c]);
             }
-            last_chunk = chunk;
         }
 #pragma unroll
         for (int r = 0; r < TR; ++r)
@@ -291,26 +300,32 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
                 write_a(idx / U, idx % U, idx);
         if (warp != 0)
             return;
-        // li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho).
+        float r = 0.0f, il = 0.0f;
+        const bool unusable =
+            approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
         if (user_lane) {
-            const float r = p.n0 > 0.0f ? fminf(own_gain / p.n0, kMaxSinr) : kMaxSinr;
-            rho[lane] = usable ? r : 0.0f;
-            inv_lambda[lane] = usable ? (1.0f + r) / r : 0.0f;
+            rho[lane] = r;
+            inv_lambda[lane] = il;
         }
-        const unsigned unusable = __ballot_sync(0xffffffffu, user_lane && !usable);
+        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
         if (lane == 0) {
             p.status[sc] = kStatusOk;
-            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable));
+            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
         }
         return;
     }
 
     // chol / zf: Cholesky of A = G + load I, with one retry under diagonal loading when
-    // a pivot is not clearly positive.
+    // a pivot is not clearly positive, then A^-1 (U x U: the equalize kernel applies it
+    // to H^H y, which costs less than forming and reading W = A^-1 H^H, B x U). One
+    // warp's work: the others are done.
+    if (warp != 0)
+        return;
     bool factored = false, regularized = false;
+    float load = 0.0f;
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        const float load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
-                           (attempt ? kLoading * gain_sum / U : 0.0f);
+        load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
+               (attempt ? kLoading * gain_sum / U : 0.0f);
         regularized = attempt == 1; // counted like the CPU: whenever loading was needed
         float2 row[UP];
 #pragma unroll
@@ -331,105 +346,82 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
         }
     }
     if (!factored) {
-        if (warp == 0)
-            erase_subcarrier(regularized);
+        erase_subcarrier(regularized);
         return;
     }
     __syncwarp();
 
-    // W^T: row b is the solution w of A w = conj(h_b) (W = A^-1 H^H), by a forward and a
-    // backward substitution, one antenna per lane; the rows go out through shared memory
-    // so that the stores are coalesced. Along the way each lane sums its antennas' part
-    // of lambda_u = (W H)_uu (chol) or of |w_u|^2 (the post-ZF noise gain). The chunks
-    // are taken in reverse so that the last one staged for G is used again as it is.
-    const bool zf = p.mode == KernelMode::zf;
-    float diag_part[UP];
+    // Column `lane` of A^-1 by a forward (L z = e) and a backward (L^H x = z)
+    // substitution.
+    float2 x[UP];
 #pragma unroll
-    for (int u = 0; u < UP; ++u)
-        diag_part[u] = 0.0f;
+    for (int j = 0; j < UP; ++j)
+        x[j] = make_float2(j == lane ? 1.0f : 0.0f, 0.0f);
+#pragma unroll
+    for (int i = 0; i < UP; ++i) {
+        if (i < U) {
+            float2 s = x[i];
+#pragma unroll
+            for (int j = 0; j < i; ++j)
+                s = cfma(make_float2(-sm.l[i][j].x, -sm.l[i][j].y), x[j], s);
+            x[i] = cscale(s, sm.inv_diag[i]);
+        }
+    }
+#pragma unroll
+    for (int i = UP - 1; i >= 0; --i) {
+        if (i < U) {
+            float2 s = x[i];
+#pragma unroll
+            for (int j = i + 1; j < UP; ++j)
+                if (j < U)
+                    s = cfmac(make_float2(-sm.l[j][i].x, -sm.l[j][i].y), x[j], s);
+            x[i] = cscale(s, sm.inv_diag[i]);
+        }
+    }
+    // [A^-1]_uu and sum_v |[A^-1]_vu|^2 of this lane's user.
+    float inv_diag = 0.0f, column_norm = 0.0f;
     bool finite = true;
-    float2* wt = p.wt + static_cast<std::size_t>(sc) * B * U;
-    for (int chunk = last_chunk; chunk >= 0; chunk -= warps) {
-        const int b0 = chunk * kPrepareChunk, rows = min(kPrepareChunk, B - b0);
-        if (chunk != last_chunk) {
-            stage_h_chunk<UP>(sm.h, h + b0 * U, rows, U, lane);
-            __syncwarp();
+#pragma unroll
+    for (int j = 0; j < UP; ++j) {
+        if (j < U) {
+            finite = finite && cfinite(x[j]);
+            column_norm += cnorm(x[j]);
         }
-        float2 x[UP];
-#pragma unroll
-        for (int j = 0; j < UP; ++j)
-            x[j] = conj2(sm.h[lane][j]);
-#pragma unroll
-        for (int i = 0; i < UP; ++i) { // L z = x
-            if (i < U) {
-                float2 s = x[i];
-#pragma unroll
-                for (int j = 0; j < i; ++j)
-                    s = cfma(make_float2(-sm.l[i][j].x, -sm.l[i][j].y), x[j], s);
-                x[i] = cscale(s, sm.inv_diag[i]);
-            }
-        }
-#pragma unroll
-        for (int i = UP - 1; i >= 0; --i) { // L^H w = z
-            if (i < U) {
-                float2 s = x[i];
-#pragma unroll
-                for (int j = i + 1; j < UP; ++j)
-                    if (j < U)
-                        s = cfmac(make_float2(-sm.l[j][i].x, -sm.l[j][i].y), x[j], s);
-                x[i] = cscale(s, sm.inv_diag[i]);
-            }
-        }
-        if (lane < rows) {
-#pragma unroll
-            for (int u = 0; u < UP; ++u) {
-                if (u < U) {
-                    diag_part[u] += zf ? cnorm(x[u]) : cmul(x[u], sm.h[lane][u]).x;
-                    finite = finite && cfinite(x[u]);
-                }
-            }
-        }
-        __syncwarp();
-#pragma unroll
-        for (int u = 0; u < UP; ++u)
-            sm.h[lane][u] = x[u]; // each lane rewrites only its own row
-        __syncwarp();
-        if (U == UP) // shifts instead of divisions by a run-time U
-            for (int idx = lane; idx < rows * UP; idx += 32)
-                wt[b0 * UP + idx] = sm.h[idx / UP][idx % UP];
-        else
-            for (int idx = lane; idx < rows * U; idx += 32)
-                wt[b0 * U + idx] = sm.h[idx / U][idx % U];
-        __syncwarp();
+        if (j == lane)
+            inv_diag = x[j].x;
     }
-    if (!__all_sync(0xffffffffu, finite) && lane == 0)
-        blk.not_finite = 1;
-#pragma unroll
-    for (int u = 0; u < UP; ++u) {
-        const float total = warp_sum(diag_part[u]);
-        if (lane == u)
-            sm.diag_part[u] = total;
-    }
-    __syncthreads();
-    if (warp != 0)
-        return;
-    if (blk.not_finite) {
+    if (!__all_sync(0xffffffffu, finite || !user_lane)) {
         erase_subcarrier(regularized);
         return;
     }
-    float own_diag = 0.0f;
+    // A^-1 goes out row-major through shared memory (row `lane` of sm.h holds column
+    // `lane`), so that the stores are coalesced.
     if (user_lane)
-        for (int w = 0; w < warps; ++w) // a fixed order: deterministic
-            own_diag += warp_smem[w].diag_part[lane];
+#pragma unroll
+        for (int j = 0; j < UP; ++j)
+            sm.h[lane][j] = x[j];
+    __syncwarp();
+    float2* a_inv = p.a + static_cast<std::size_t>(sc) * U * U;
+    if (U == UP) // shifts instead of divisions by a run-time U
+        for (int idx = lane; idx < UP * UP; idx += 32)
+            a_inv[idx] = sm.h[idx % UP][idx / UP];
+    else
+        for (int idx = lane; idx < U * U; idx += 32)
+            a_inv[idx] = sm.h[idx % U][idx / U];
+
+    // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
+    // W H = A^-1 G = I - load A^-1 and W W^H = A^-1 G A^-1 = A^-1 - load A^-2.
+    const bool zf = p.mode == KernelMode::zf;
     bool unusable = false;
     if (user_lane) {
         float r = 0.0f, il = 0.0f;
+        const float one_minus = load * inv_diag; // 1 - lambda (chol)
+        const float lam = 1.0f - one_minus;
         if (usable && zf) {
-            const float noise = p.n0 * own_diag;
+            const float noise = p.n0 * (inv_diag - load * column_norm);
             r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
             il = 1.0f;
-        } else if (usable && own_diag > 0.0f && isfinite(own_diag)) {
-            const float lam = own_diag, one_minus = 1.0f - lam;
+        } else if (usable && lam > 0.0f && isfinite(lam)) {
             r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
             il = 1.0f / lam;
         } else {
@@ -460,30 +452,13 @@ __device__ __forceinline__ float group_sum(float v)
 
 /*! The CG (li2015 Algorithm 1) or CR (broumas2023 Figure 4) iterations for one symbol on
  * a group of UP lanes (lane = first + user): y_mf is this lane's entry of H^H y and
- * a_column(j) returns A_{j,user} (0 for an inactive lane); A is Hermitian, so
- * (A v)_u = sum_j conj(A_ju) v_j. Every lane of the group must call it. Returns this
- * lane's entry of x. */
-template <int UP, bool kColumnInRegisters, typename AColumn>
-__device__ __forceinline__ float2 iterate(KernelMode mode,
-                                          int iterations,
-                                          float2 y_mf,
-                                          const AColumn& a_column,
-                                          int U,
-                                          int first)
+ * apply_a(v) returns this lane's entry of A v, v given by each lane's entry. Every lane
+ * of the group must call it (apply_a may shuffle or synchronize). Returns this lane's
+ * entry of x. */
+template <int UP, typename ApplyA>
+__device__ __forceinline__ float2
+iterate(KernelMode mode, int iterations, float2 y_mf, const ApplyA& apply_a)
 {
-    auto a_times = [&](float2 v) {
-        float2 out = make_float2(0.0f, 0.0f);
-        if constexpr (kColumnInRegisters) { // compile-time indices into the registers
-#pragma unroll
-            for (int j = 0; j < UP; ++j)
-                if (j < U)
-                    out = cfmac(a_column(j), shfl(v, first + j), out);
-        } else { // a rolled loop keeps the tiled kernels' registers down
-            for (int j = 0; j < U; ++j)
-                out = cfmac(a_column(j), shfl(v, first + j), out);
-        }
-        return out;
-    };
     auto step = [](float num, float den) {
         return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
     };
@@ -491,7 +466,7 @@ __device__ __forceinline__ float2 iterate(KernelMode mode,
     if (mode == KernelMode::cg) {
         float rr = group_sum<UP>(cnorm(r));
         for (int it = 0; it < iterations; ++it) {
-            const float2 sv = a_times(pv);
+            const float2 sv = apply_a(pv);
             const float alpha = step(rr, group_sum<UP>(cmulc(pv, sv).x));
             x = cadd(x, cscale(pv, alpha));
             r = csub(r, cscale(sv, alpha));
@@ -501,13 +476,13 @@ __device__ __forceinline__ float2 iterate(KernelMode mode,
             rr = rr_next;
         }
     } else {
-        float2 m = a_times(r), e = m;
+        float2 m = apply_a(r), e = m;
         float rm = group_sum<UP>(cmulc(r, m).x);
         for (int it = 0; it < iterations; ++it) {
             const float alpha = step(rm, group_sum<UP>(cnorm(e)));
             x = cadd(x, cscale(pv, alpha));
             r = csub(r, cscale(e, alpha));
-            m = a_times(r);
+            m = apply_a(r);
             const float rm_next = group_sum<UP>(cmulc(r, m).x);
             const float beta = alpha > 0.0f ? step(rm_next, rm) : 0.0f;
             pv = cadd(r, cscale(pv, beta));
@@ -516,6 +491,27 @@ __device__ __forceinline__ float2 iterate(KernelMode mode,
         }
     }
     return x;
+}
+
+/*! (M v) for this lane's user of a Hermitian U x U matrix M whose column `user` is
+ * a_column(j) = M_{j,user} (0 on an inactive lane), v spread over the group's lanes
+ * (lane = first + user): (M v)_u = sum_j conj(M_ju) v_j. kColumnInRegisters: compile-time
+ * indices (a_column reads registers); otherwise a rolled loop keeps registers down. */
+template <int UP, bool kColumnInRegisters, typename AColumn>
+__device__ __forceinline__ float2
+hermitian_times(const AColumn& a_column, float2 v, int U, int first)
+{
+    float2 out = make_float2(0.0f, 0.0f);
+    if constexpr (kColumnInRegisters) {
+#pragma unroll
+        for (int j = 0; j < UP; ++j)
+            if (j < U)
+                out = cfmac(a_column(j), shfl(v, first + j), out);
+    } else {
+        for (int j = 0; j < U; ++j)
+            out = cfmac(a_column(j), shfl(v, first + j), out);
+    }
+    return out;
 }
 
 //! Writes the clipped, signed max-log LLRs of one (symbol, subcarrier, user): one vector
@@ -548,11 +544,11 @@ write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* 
     }
 }
 
-/*! A warp per (subcarrier, symbol), for calls of one or two symbols per subcarrier (e.g.
- * broumas2023's single-symbol systems): the matrices are read straight from global memory
- * (staging them would serve one symbol). UP = users rounded up to a power of two; the 32
- * lanes form 32/UP groups of UP lanes (lane = group * UP + user) that split the antennas
- * between them, so every lane works even when U < 32. */
+/*! A warp per (subcarrier, symbol), for calls of one or two symbols per subcarrier: the
+ * matrices are read straight from global memory (staging them would serve one symbol).
+ * UP = users rounded up to a power of two; the 32 lanes form 32/UP groups of UP lanes
+ * (lane = group * UP + user) that split the antennas of H^H y between them, so every lane
+ * works even when U < 32. */
 template <int UP>
 __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     equalize_direct_kernel(EqualizeArgs p)
@@ -563,14 +559,13 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
     const int group = lane / UP, user = lane % UP;
     constexpr int kGroups = 32 / UP;
-    const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
 
     const std::size_t pair = static_cast<std::size_t>(blockIdx.x) * warps + warp;
     if (pair >= p.num_symbols * nsc)
         return;
     const int sc = static_cast<int>(pair % nsc); // neighbouring warps: neighbouring y
     const std::size_t s = pair / nsc;
-    const float2* mat = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
+    const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
     const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
     float2* ybuf = smem + warp * B;
     float* llr = p.llr + ((s * nsc + sc) * U) * static_cast<std::size_t>(Q);
@@ -597,39 +592,30 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     }
     __syncwarp();
     const bool active = user < U;
-    // x = W y (chol/zf) or y_MF = H^H y (cg/cr); each lane group takes every kGroups-th
-    // antenna, then the groups are summed with butterflies.
+    // y_MF = H^H y: each lane group takes every kGroups-th antenna, then the groups are
+    // summed with butterflies.
     float2 acc = make_float2(0.0f, 0.0f);
-    if (active) {
-        if (iterative) {
-            for (int b = group; b < B; b += kGroups)
-                acc = cadd(acc, cmulc(mat[b * U + user], ybuf[b]));
-        } else {
-            for (int b = group; b < B; b += kGroups)
-                acc = cadd(acc, cmul(mat[b * U + user], ybuf[b]));
-        }
-    }
+    if (active)
+        for (int b = group; b < B; b += kGroups)
+            acc = cfmac(h[b * U + user], ybuf[b], acc);
 #pragma unroll
     for (int off = UP; off < 32; off <<= 1)
         acc = cadd(acc, shfl_xor(acc, off));
-    // Every group runs the same iterations on its copy (no divergence, no sync). The
-    // lane's column of A goes to registers once: re-reading it for each of the
-    // iterations' products left it to the caches, which do not hold 8 warps' A each.
-    float2 x = acc;
-    if (iterative) {
-        float2 a_column[UP];
+    // The lane's column of A^-1 (chol/zf: x = A^-1 y_MF) or of A (cg/cr: the iterations,
+    // run by every group on its own copy: no divergence, no sync) goes to registers once:
+    // re-reading it per product left it to the caches, which do not hold 8 warps' A each.
+    float2 a_column[UP];
 #pragma unroll
-        for (int j = 0; j < UP; ++j)
-            a_column[j] =
-                (active && j < U) ? __ldg(a + j * U + user) : make_float2(0.0f, 0.0f);
-        x = iterate<UP, true>(
-            p.mode,
-            p.iterations,
-            acc,
-            [&](int j) { return a_column[j]; },
-            U,
-            lane - user);
-    }
+    for (int j = 0; j < UP; ++j)
+        a_column[j] =
+            (active && j < U) ? __ldg(a + j * U + user) : make_float2(0.0f, 0.0f);
+    auto apply = [&](float2 v) {
+        return hermitian_times<UP, true>(
+            [&](int j) { return a_column[j]; }, v, U, lane - user);
+    };
+    const bool iterative = p.mode == KernelMode::cg || p.mode == KernelMode::cr;
+    const float2 x =
+        iterative ? iterate<UP>(p.mode, p.iterations, acc, apply) : apply(acc);
     if (group == 0 && active) {
         write_llrs(
             p, x, p.inv_lambda[sc * U + user], p.rho[sc * U + user], llr + user * Q);
@@ -638,17 +624,143 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     }
 }
 
+/* CG/CR from H alone (launch_equalize_matrix_free): a warp per subcarrier stages H in
+ * shared memory once and runs every symbol of the call on it, applying
+ * A v = H^H (H v) + N0 v in each iteration. The per-user gains come from the column norms
+ * of H by the prepare kernel's rules. Lanes: 32/UP groups of UP lanes (lane = group * UP
+ * + user) split the antennas of each H^H product; in H v, lane b takes antennas b,
+ * b + 32, ... */
+constexpr int kMatrixFreeWarps = 4;
+//! Per-block shared memory of the matrix-free kernel: the default limit, no opt-in.
+constexpr std::size_t kMatrixFreeSmemLimit = 48 * 1024;
+
+//! One warp's shared memory: H [B][UP + 1], a vector over the antennas [B] (y, then
+//! H v) and one over the users [UP].
+__host__ __device__ constexpr std::size_t matrix_free_warp_items(int up, int antennas)
+{
+    return static_cast<std::size_t>(antennas) * (up + 1) + antennas + up;
+}
+
+template <int UP>
+__global__ void __launch_bounds__(32 * kMatrixFreeWarps)
+    equalize_matrix_free_kernel(EqualizeArgs p)
+{
+    extern __shared__ float4 matrix_free_smem[]; // float4: 16-byte alignment
+    const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
+    const int nsc = p.num_subcarriers;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int group = lane / UP, user = lane % UP;
+    constexpr int kGroups = 32 / UP;
+    const int sc = blockIdx.x * (blockDim.x / 32) + warp;
+    if (sc >= nsc)
+        return; // uniform per warp; no block-wide barrier follows
+    float2* hs = reinterpret_cast<float2*>(matrix_free_smem) +
+                 warp * matrix_free_warp_items(UP, B); // [B][UP + 1]
+    float2* bs = hs + B * (UP + 1);                    // [B]
+    float2* us = bs + B;                               // [UP]
+    const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
+    for (int idx = lane; idx < B * UP; idx += 32) {
+        const int b = idx / UP, u = idx % UP;
+        const bool valid = u < U;
+        copy_async8(hs + b * (UP + 1) + u, valid ? h + b * U + u : h, valid);
+    }
+    copy_async_commit();
+    copy_async_wait<0>();
+    __syncwarp();
+
+    const bool active = user < U;
+    // Sums over the antennas for this lane's user: each group takes every kGroups-th
+    // antenna, then butterflies give every group the total.
+    auto over_antennas = [&](auto term, auto zero) {
+        auto acc = zero;
+        if (active)
+            for (int b = group; b < B; b += kGroups)
+                acc = term(b, acc);
+#pragma unroll
+        for (int off = UP; off < 32; off <<= 1) {
+            if constexpr (std::is_same_v<decltype(acc), float2>)
+                acc = cadd(acc, shfl_xor(acc, off));
+            else
+                acc += __shfl_xor_sync(0xffffffffu, acc, off);
+        }
+        return acc;
+    };
+    auto h_at = [&](int b, int u) { return hs[b * (UP + 1) + u]; };
+    const float own_gain =
+        over_antennas([&](int b, float acc) { return acc + cnorm(h_at(b, user)); }, 0.0f);
+    const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
+    const bool bad_channel = !(max_gain > 0.0f) || !isfinite(gain_sum);
+    float rho = 0.0f, inv_lambda = 0.0f;
+    approximate_gains(own_gain, max_gain, active, p.n0, rho, inv_lambda);
+
+    // A v for this lane's user; v spread over the lanes of every group alike.
+    auto apply = [&](float2 v) {
+        __syncwarp(); // earlier reads of us and bs are done
+        if (group == 0)
+            us[user] = v;
+        __syncwarp();
+        for (int b = lane; b < B; b += 32) {
+            float2 t = make_float2(0.0f, 0.0f);
+            for (int u = 0; u < U; ++u)
+                t = cfma(h_at(b, u), us[u], t);
+            bs[b] = t;
+        }
+        __syncwarp();
+        const float2 hh = over_antennas(
+            [&](int b, float2 acc) { return cfmac(h_at(b, user), bs[b], acc); },
+            make_float2(0.0f, 0.0f));
+        return active ? cadd(hh, cscale(v, p.n0)) : make_float2(0.0f, 0.0f);
+    };
+
+    for (std::size_t s = 0; s < p.num_symbols; ++s) {
+        const std::size_t item = s * nsc + sc;
+        const float2* y = p.y + item * B;
+        float* llr = p.llr + item * U * static_cast<std::size_t>(Q);
+        __syncwarp(); // the previous symbol's reads of bs are done
+        bool finite = true;
+        for (int b = lane; b < B; b += 32) {
+            const float2 v = y[b];
+            finite = finite && cfinite(v);
+            bs[b] = v;
+        }
+        // NaN/Inf in y (counted), or no usable channel: this (symbol, subcarrier) is
+        // erased.
+        const bool y_finite = __all_sync(0xffffffffu, finite);
+        if (!y_finite || bad_channel) {
+            if (!y_finite && lane == 0)
+                atomicAdd(p.bad_sample_count, 1ull);
+            for (int i = lane; i < U * Q; i += 32)
+                llr[i] = 0.0f;
+            if (p.x_hat)
+                for (int u = lane; u < U; u += 32)
+                    p.x_hat[item * U + u] = make_float2(0.0f, 0.0f);
+            continue;
+        }
+        __syncwarp();
+        const float2 y_mf = over_antennas(
+            [&](int b, float2 acc) { return cfmac(h_at(b, user), bs[b], acc); },
+            make_float2(0.0f, 0.0f));
+        const float2 x = iterate<UP>(p.mode, p.iterations, y_mf, apply);
+        if (group == 0 && active) {
+            write_llrs(p, x, inv_lambda, rho, llr + user * Q);
+            if (p.x_hat)
+                p.x_hat[item * U + user] = x;
+        }
+    }
+}
+
 /* The tiled kernel: a block per (subcarrier, tile of S symbols) computes the U x S
- * product W Y (or H^H Y) like a small GEMM. The matrix and the received vectors are
- * staged in chunks of 32 antennas, double-buffered with asynchronous copies so that the
- * next chunk is in flight while this one is used; thread (pair, group) accumulates users
- * 2 pair and 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory
- * load feeds two or four complex multiply-adds instead of one. When subcarriers and
- * symbols are few, KS "k-groups" of threads take every KS-th chunk each and their sums
- * are added in a fixed order. chol/zf demap straight from the registers; cg/cr pass H^H y
- * through shared memory to groups of UP lanes that iterate one symbol each. W (or H) is
- * finite on a usable subcarrier, so a symbol's products are finite exactly when its y is:
- * NaN/Inf in y is found from the results instead of testing every sample. */
+ * matched filter H^H Y like a small GEMM. H and the received vectors are staged in chunks
+ * of 32 antennas, double-buffered with asynchronous copies so that the next chunk is in
+ * flight while this one is used; thread (pair, group) accumulates users 2 pair and
+ * 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory load feeds
+ * two or four complex multiply-adds instead of one. When subcarriers and symbols are
+ * few, KS "k-groups" of threads take every KS-th chunk each and their sums are added in
+ * a fixed order. H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
+ * the same register tiling (U^2 S products against U B S for H^H Y) and demap from the
+ * registers; cg/cr give each symbol to a group of UP lanes that iterates. H is finite on
+ * a usable subcarrier, so a symbol's products are finite exactly when its y is: NaN/Inf
+ * in y is found from the results instead of testing every sample. */
 constexpr int kTileChunk = 32; //!< antennas per staged chunk
 constexpr int kTileSymbolsPerThread = 4;
 constexpr int kMaxTileSymbols = 64;
@@ -664,7 +776,7 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 
 __host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
 
-//! One staging buffer: the matrix chunk [kTileChunk][UP] and the received chunk
+//! One staging buffer: the chunk of H [kTileChunk][UP] and the received chunk
 //! [S][kTileChunk + 1]; each k-group has two when it takes several chunks, one otherwise.
 __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 {
@@ -681,17 +793,18 @@ struct TileShape {
 //! Double buffering only pays when a k-group takes more than one chunk.
 int staging_buffers(int chunks, int kgroups) { return chunks > kgroups ? 2 : 1; }
 
-std::size_t tiled_shared_bytes(int up, const TileShape& t, bool iterative)
+//! The staging buffers, then A^-1 or A [UP][UP + 1].
+std::size_t tiled_shared_bytes(int up, const TileShape& t)
 {
     return sizeof(float2) * (static_cast<std::size_t>(t.kgroups) * t.buffers *
                                  tile_buffer_items(up, t.symbols) +
-                             (iterative ? static_cast<std::size_t>(up) * (up + 1) : 0));
+                             static_cast<std::size_t>(up) * (up + 1));
 }
 
 /*! S covers the call's symbols (at most kMaxTileSymbols) and gives at least a whole warp
  * per k-group ((UP/2) * (S/4) >= 32); KS splits the antennas while the blocks are small
  * and the antennas and shared memory allow it. */
-TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool iterative)
+TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas)
 {
     TileShape t{};
     t.symbols = min_tile_symbols(up);
@@ -707,8 +820,7 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas, bool ite
         wider.kgroups *= 2;
         wider.buffers = staging_buffers(chunks, wider.kgroups);
         if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
-            base * t.kgroups >= 128 ||
-            tiled_shared_bytes(up, wider, iterative) > kTileSmemLimit)
+            base * t.kgroups >= 128 || tiled_shared_bytes(up, wider) > kTileSmemLimit)
             break;
         t = wider;
     }
@@ -739,7 +851,7 @@ __global__ void __launch_bounds__(256)
     constexpr bool iterative = kIterative;
     constexpr int buffer_items = tile_buffer_items(UP, S);
     float2* const kg_smem = smem + kg * buffers * buffer_items; // this k-group's buffers
-    float2* a_s = smem + kgroups * buffers * buffer_items;      // [UP][UP + 1] (cg/cr)
+    float2* a_s = smem + kgroups * buffers * buffer_items;      // [UP][UP + 1]
     auto y_at = [&](int s) { return p.y + ((s0 + s) * nsc + sc) * B; };
     auto llr_at = [&](int s) {
         return p.llr + ((s0 + s) * nsc + sc) * U * static_cast<std::size_t>(Q);
@@ -771,12 +883,12 @@ __global__ void __launch_bounds__(256)
 
     for (int s = tid; s < S; s += threads)
         bad_symbol[s] = 0;
-    if (iterative) {
+    {
         const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
         for (int idx = tid; idx < U * U; idx += threads)
             a_s[(idx / U) * (UP + 1) + idx % U] = __ldg(a + idx);
     }
-    const float2* mat = (iterative ? p.h : p.wt) + static_cast<std::size_t>(sc) * B * U;
+    const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
     const int rounds = (chunks + kgroups - 1) / kgroups;
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
@@ -824,13 +936,8 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
             for (int t = 0; t < kTileSymbolsPerThread; ++t) {
                 const float2 yv = yrow[(G * t) * tile_y_stride() + b];
-                if constexpr (kIterative) { // y_MF = H^H y
-                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
-                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
-                } else { // x = W y
-                    acc[t][0] = cfma(w0, yv, acc[t][0]);
-                    acc[t][1] = cfma(w1, yv, acc[t][1]);
-                }
+                acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                acc[t][1] = cfmac(w1, yv, acc[t][1]);
             }
         }
         __syncthreads(); // every read of this buffer is done before it is refilled
@@ -861,9 +968,35 @@ __global__ void __launch_bounds__(256)
                 bad_symbol[grp + G * t] = 1; // NaN/Inf in this symbol's y
     __syncthreads();
 
-    if (!iterative) {
+    // H^H y through shared memory (past the parts of the k-group sums).
+    float2* zs = smem + kgroups * buffers * buffer_items - S * (UP + 1);
+    if (kg == 0) {
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            zs[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+            zs[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+        }
+    }
+    __syncthreads();
+
+    if (!iterative) { // x = A^-1 y_MF, then demap from the registers
         if (kg != 0)
             return;
+        float2 x[kTileSymbolsPerThread][2];
+#pragma unroll
+        for (int t = 0; t < kTileSymbolsPerThread; ++t)
+            x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
+        // A^-1 is Hermitian: (A^-1 z)_u = sum_j conj([A^-1]_ju) z_j.
+        for (int j = 0; j < U; ++j) {
+            const float2 a0 = a_s[j * (UP + 1) + 2 * pair];
+            const float2 a1 = a_s[j * (UP + 1) + 2 * pair + 1];
+#pragma unroll
+            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                const float2 z = zs[(grp + G * t) * (UP + 1) + j];
+                x[t][0] = cfmac(a0, z, x[t][0]);
+                x[t][1] = cfmac(a1, z, x[t][1]);
+            }
+        }
         float rho[2], inv_lambda[2];
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -888,25 +1021,16 @@ __global__ void __launch_bounds__(256)
                     erase(s, u);
                     continue;
                 }
-                write_llrs(p, acc[t][k], inv_lambda[k], rho[k], llr_at(s) + u * Q);
+                write_llrs(p, x[t][k], inv_lambda[k], rho[k], llr_at(s) + u * Q);
                 if (p.x_hat)
-                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = acc[t][k];
+                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = x[t][k];
             }
         }
         return;
     }
 
-    // cg/cr: H^H y through shared memory, then a group of UP lanes per symbol (all the
-    // block's threads: S / groups = 8 / KS passes each).
-    float2* zs = smem + kgroups * buffers * buffer_items - S * (UP + 1); // past the parts
-    if (kg == 0) {
-#pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-            zs[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
-            zs[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
-        }
-    }
-    __syncthreads();
+    // cg/cr: a group of UP lanes per symbol (all the block's threads: S / groups = 8 / KS
+    // passes each).
     const int user = tid % UP, first = (tid % 32) - user;
     const int groups = threads / UP;
     const bool active = user < U;
@@ -915,15 +1039,17 @@ __global__ void __launch_bounds__(256)
     // Every group makes the same number of passes (S is a multiple of the group count),
     // so the shuffles inside iterate() always have their whole group.
     for (int s = tid / UP; s < S; s += groups) {
-        const float2 x = iterate<UP, false>(
-            p.mode,
-            p.iterations,
-            zs[s * (UP + 1) + user],
-            [&](int j) {
-                return active ? a_s[j * (UP + 1) + user] : make_float2(0.0f, 0.0f);
-            },
-            U,
-            first);
+        const float2 x =
+            iterate<UP>(p.mode, p.iterations, zs[s * (UP + 1) + user], [&](float2 v) {
+                return hermitian_times<UP, false>(
+                    [&](int j) {
+                        return active ? a_s[j * (UP + 1) + user]
+                                      : make_float2(0.0f, 0.0f);
+                    },
+                    v,
+                    U,
+                    first);
+            });
         if (s >= count || !active)
             continue;
         if (bad_symbol[s]) {
@@ -983,15 +1109,13 @@ void launch_tiled(const EqualizeArgs& args,
                 return waves(blocks,
                              resident_blocks(reinterpret_cast<const void*>(kernel),
                                              t.threads,
-                                             tiled_shared_bytes(UP, t, kIterative)));
+                                             tiled_shared_bytes(UP, t)));
             };
             if (waves_with(single) < waves_with(shape))
                 chosen = single;
         }
-        kernel<<<grid,
-                 chosen.threads,
-                 tiled_shared_bytes(UP, chosen, kIterative),
-                 stream>>>(args, chosen.kgroups, chosen.buffers);
+        kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
+            args, chosen.kgroups, chosen.buffers);
     });
 }
 
@@ -1033,8 +1157,7 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
     // A block per subcarrier and tile of symbols; grid.y is limited to 65535, so long
     // calls are cut into slices.
     const bool iterative = args.mode == KernelMode::cg || args.mode == KernelMode::cr;
-    const TileShape shape =
-        tile_shape(UP, args.num_symbols, args.num_antennas, iterative);
+    const TileShape shape = tile_shape(UP, args.num_symbols, args.num_antennas);
     const std::size_t max_slice = static_cast<std::size_t>(shape.symbols) * 65535;
     const std::size_t nsc = static_cast<std::size_t>(args.num_subcarriers);
     for (std::size_t first = 0; first < args.num_symbols; first += max_slice) {
@@ -1135,6 +1258,60 @@ void launch_prepare(const PrepareArgs& args, cudaStream_t stream)
     else
         launch_prepare_for<32>(args, stream);
     MIMODET_CUDA_CHECK_LAUNCH("prepare_kernel");
+}
+
+template <int UP>
+void launch_matrix_free_for(const EqualizeArgs& args, cudaStream_t stream)
+{
+    const std::size_t per_warp =
+        sizeof(float2) * matrix_free_warp_items(UP, args.num_antennas);
+    const int warps = static_cast<int>(std::max<std::size_t>(
+        1, std::min<std::size_t>(kMatrixFreeWarps, kMatrixFreeSmemLimit / per_warp)));
+    const unsigned blocks =
+        static_cast<unsigned>((args.num_subcarriers + warps - 1) / warps);
+    equalize_matrix_free_kernel<UP>
+        <<<blocks, 32 * warps, warps * per_warp, stream>>>(args);
+}
+
+bool matrix_free_supported(int num_antennas, int num_users)
+{
+    return sizeof(float2) *
+               matrix_free_warp_items(round_up_users(num_users), num_antennas) <=
+           kMatrixFreeSmemLimit;
+}
+
+/* Forming A costs B U^2 complex products per subcarrier; applying H and H^H costs 2 B U
+ * per product with A, of which CR makes iterations + 1 per symbol (CG: iterations). */
+bool matrix_free_pays(int num_users, int iterations, std::size_t symbols)
+{
+    // symbols * per_symbol < U, without overflow for any count of symbols.
+    const std::size_t per_symbol = 2 * (static_cast<std::size_t>(iterations) + 1);
+    return symbols < (static_cast<std::size_t>(num_users) + per_symbol - 1) / per_symbol;
+}
+
+void launch_equalize_matrix_free(const EqualizeArgs& args, cudaStream_t stream)
+{
+    if (args.mode != KernelMode::cg && args.mode != KernelMode::cr)
+        throw std::logic_error("launch_equalize_matrix_free: cg or cr only");
+    if (!matrix_free_supported(args.num_antennas, args.num_users))
+        throw std::logic_error("launch_equalize_matrix_free: H does not fit a warp");
+    if (args.num_symbols == 0 || args.num_subcarriers == 0)
+        return;
+    switch (round_up_users(args.num_users)) {
+    case 4:
+        launch_matrix_free_for<4>(args, stream);
+        break;
+    case 8:
+        launch_matrix_free_for<8>(args, stream);
+        break;
+    case 16:
+        launch_matrix_free_for<16>(args, stream);
+        break;
+    default:
+        launch_matrix_free_for<32>(args, stream);
+        break;
+    }
+    MIMODET_CUDA_CHECK_LAUNCH("equalize_matrix_free_kernel");
 }
 
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)

@@ -7,8 +7,7 @@
 /* Host wrappers of the detector kernels (internal to lib/cuda). Every wrapper checks its
  * launch. Device layouts follow include/mimodet/layout.h:
  *   h     [N_sc][B][U]      channel
- *   wt    [N_sc][B][U]      W^T, W = A^-1 H^H (chol, zf)
- *   a     [N_sc][U][U]      A = G + N0 I, full Hermitian (cg, cr)
+ *   a     [N_sc][U][U]      full Hermitian: A^-1 (chol, zf) or A = G + N0 I (cg, cr)
  *   y     [n][N_sc][B]      received symbols
  *   llr   [n][N_sc][U][Q]   LLRs;  x_hat [n][N_sc][U] */
 
@@ -37,8 +36,7 @@ struct PrepareArgs {
     int num_subcarriers, num_antennas, num_users;
     float n0;
     KernelMode mode;
-    float2* wt;             //!< chol/zf output
-    float2* a;              //!< cg/cr output
+    float2* a;              //!< A^-1 (chol/zf) or A (cg/cr)
     float* rho;             //!< [N_sc][U]
     float* inv_lambda;      //!< [N_sc][U]
     std::uint8_t* status;   //!< [N_sc]
@@ -52,9 +50,9 @@ struct EqualizeArgs {
     int num_subcarriers, num_antennas, num_users;
     KernelMode mode;
     int iterations;
-    const float2* wt; //!< chol/zf
-    const float2* h;  //!< cg/cr
-    const float2* a;  //!< cg/cr
+    float n0;
+    const float2* h;
+    const float2* a; //!< A^-1 (chol/zf) or A (cg/cr); unused by the matrix-free kernel
     const float* rho;
     const float* inv_lambda;
     const std::uint8_t* status;
@@ -67,6 +65,15 @@ struct EqualizeArgs {
         bad_sample_count; //!< incremented per non-finite (symbol, subcarrier)
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
+
+/*! CG/CR straight from H (no A, no prepare): applying H and then H^H in each iteration
+ * costs 2 B U per symbol where forming A costs B U^2 per subcarrier, so for calls of few
+ * symbols per channel (broumas2023's single-symbol systems) this is the cheaper path.
+ * matrix_free_supported(): H of one subcarrier fits a warp's shared memory;
+ * matrix_free_pays(): `symbols` on one channel cost less this way. */
+bool matrix_free_supported(int num_antennas, int num_users);
+bool matrix_free_pays(int num_users, int iterations, std::size_t symbols);
+void launch_equalize_matrix_free(const EqualizeArgs& args, cudaStream_t stream);
 //! Raises the kernels' dynamic shared memory limits on the current device; throws when
 //! this GPU cannot give them what they need.
 void configure_kernels();
