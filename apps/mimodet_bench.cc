@@ -25,7 +25,10 @@
  *   e2e bound    = max((H + y bytes) / H2D, LLR bytes / D2H)
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
  * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
- * is --devices D); --streams sets the end-to-end engines' CUDA streams.
+ * is --devices D); --streams sets the end-to-end engines' CUDA streams. Kernel-only goes
+ * through the device API, where the detect call prepares the channel itself (fused into
+ * its equalize kernel; --fuse off: the prepare kernel first, in the same call), so
+ * "prep ms" (the time to the end of set_channel_device) is ~0 and "eq ms" is all of it.
  */
 // clang-format on
 
@@ -289,6 +292,7 @@ Bandwidth measure_bandwidth()
 Result bench_cuda(const BenchConfig& c,
                   int reps,
                   int streams,
+                  bool fuse,
                   const std::vector<int>& devices,
                   const Bandwidth& bw)
 {
@@ -303,6 +307,7 @@ Result bench_cuda(const BenchConfig& c,
     cuda::EngineOptions opt;
     opt.device = device;
     opt.streams = streams;
+    opt.fuse_prepare = fuse;
     cuda::CudaDetector det(detector_config(c, Backend::cuda), opt);
     const Dims d = det.config().dims();
     const std::size_t y_count = c.nsym * d.rx_items(), llr_count = c.nsym * d.llr_items();
@@ -436,7 +441,8 @@ void usage()
     std::cout
         << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
            "N]\n"
-           "                     [--streams S] [--devices D[,D...]] [--json FILE]\n"
+           "                     [--streams S] [--devices D[,D...]] [--fuse on|off]\n"
+           "                     [--json FILE]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
            "Times the built-in paper configurations (--config all, the default) or one\n"
@@ -452,7 +458,7 @@ int main(int argc, char** argv)
         std::map<std::string, std::string> opt{
             { "--config", "all" }, { "--backend", "cuda" }, { "--reps", "20" },
             { "--streams", "3" },  { "--device", "0" },     { "--modulation", "16qam" },
-            { "--mode", "chol" },  { "--iterations", "3" }
+            { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" }
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -492,6 +498,9 @@ int main(int argc, char** argv)
         }
         const int reps = std::stoi(opt["--reps"]);
         [[maybe_unused]] const int streams = std::stoi(opt["--streams"]); // GPU only
+        if (opt["--fuse"] != "on" && opt["--fuse"] != "off")
+            throw std::invalid_argument("--fuse: on or off, not '" + opt["--fuse"] + "'");
+        [[maybe_unused]] const bool fuse = opt["--fuse"] == "on";
         // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
         std::vector<int> devices;
         {
@@ -532,11 +541,14 @@ int main(int argc, char** argv)
             std::string list;
             for (int d : devices)
                 list += (list.empty() ? "" : ",") + std::to_string(d);
-            std::printf("# end-to-end on GPUs %s (%s), %d streams each\n",
-                        list.c_str(),
-                        devices.size() > 1 ? "subcarriers split between them"
-                                           : "one engine",
-                        streams);
+            std::printf(
+                "# end-to-end on GPUs %s (%s), %d streams each; kernel-only with "
+                "the channel prepared %s\n",
+                list.c_str(),
+                devices.size() > 1 ? "subcarriers split between them" : "one engine",
+                streams,
+                fuse ? "in the first detect call's kernel where it fits (--fuse on)"
+                     : "by the prepare kernel (--fuse off)");
         }
 #else
         if (gpu)
@@ -559,7 +571,7 @@ int main(int argc, char** argv)
             Result r;
 #ifdef MIMODET_HAVE_CUDA
             if (gpu)
-                r = bench_cuda(c, reps, streams, devices, bw);
+                r = bench_cuda(c, reps, streams, fuse, devices, bw);
             else
 #endif
                 r = bench_cpu(c, reps);

@@ -150,11 +150,12 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
 
     // chol and zf: factorise A once and keep W = A^-1 H^H (two triangular solves, no
     // explicit inverse) and the exact per-user SINR.
-    if (mode == DetectorMode::chol)
-        a.diagonal().array() += d_n0;
+    float load = mode == DetectorMode::chol ? d_n0 : 0.0f; // A = G + load I
+    a.diagonal().array() += load;
     Eigen::LLT<MatrixC> llt;
     if (!robust_llt(a, llt)) {
         a.diagonal().array() += kLoading * gram_diag.mean();
+        load += kLoading * gram_diag.mean();
         regularized = true;
         if (!robust_llt(a, llt))
             return;
@@ -163,6 +164,10 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
     w = llt.solve(h.adjoint());
     if (!w.allFinite())
         return;
+    // 1 - lambda_k = load [A^-1]_kk (A^-1 G = I - load A^-1): without the cancellation of
+    // 1 - (W H)_kk, which loses most digits at high SNR where lambda_k -> 1.
+    const Eigen::VectorXf inv_diag =
+        llt.solve(MatrixC::Identity(u, u)).diagonal().real();
     for (std::size_t k = 0; k < u; ++k) {
         const auto row = static_cast<Eigen::Index>(k);
         if (!user_usable(k)) {
@@ -177,15 +182,15 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
             inv_lambda[k] = 1.0f;
             continue;
         }
-        // lambda_k = diag(A^-1 G)_k = (W H)_kk is real; rho = lambda / (1 - lambda), Es
-        // = 1.
-        const float lambda = (w.row(row) * h.col(row)).value().real();
+        // lambda_k = diag(A^-1 G)_k = (W H)_kk = 1 - load [A^-1]_kk is real; rho = lambda
+        // / (1 - lambda), Es = 1.
+        const float one_minus = load * inv_diag(row);
+        const float lambda = 1.0f - one_minus;
         if (!(lambda > 0.0f) || !std::isfinite(lambda)) {
             erase_user(rho[k], inv_lambda[k]);
             ++unusable_users;
             continue;
         }
-        const float one_minus = 1.0f - lambda;
         rho[k] = one_minus > lambda / kMaxSinr ? lambda / one_minus : kMaxSinr;
         inv_lambda[k] = 1.0f / lambda;
     }

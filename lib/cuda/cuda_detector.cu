@@ -208,13 +208,12 @@ struct CudaDetector::Impl {
     bool has_channel = false;
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
-    // cg/cr through the device API: A is formed only once the symbols on the channel make
-    // it pay (matrix_free_pays); until then the matrix-free kernel runs from H alone.
-    // set_channel_device() predicts from the previous channel's symbol count.
-    // No channel yet counts as a channel of unbounded symbols (A pays).
+    // Through the device API the channel is prepared by the first detect call on it:
+    // fused into the equalize kernel when the call is one tile per subcarrier, skipped
+    // while CG/CR iterate from H alone (matrix_free_pays for the symbols so far), or by
+    // the prepare kernel otherwise. a_formed: A or A^-1 is there for the channel.
     bool a_formed = false;
-    std::size_t symbols_on_channel = std::numeric_limits<std::size_t>::max();
-    std::size_t symbols_on_last_channel = std::numeric_limits<std::size_t>::max();
+    std::size_t symbols_on_channel = 0;
     // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
     struct Slot {
         cudaStream_t stream = nullptr;
@@ -367,7 +366,7 @@ struct CudaDetector::Impl {
         return s ? static_cast<cudaStream_t>(s) : slots.front().stream;
     }
 
-    void prepare(const float2* d_channel, float n0, cudaStream_t stream)
+    PrepareArgs prepare_args(const float2* d_channel, float n0) const
     {
         PrepareArgs a{};
         a.h = d_channel;
@@ -381,8 +380,22 @@ struct CudaDetector::Impl {
         a.inv_lambda = d_inv_lambda;
         a.status = d_status;
         a.unusable = d_unusable;
+        return a;
+    }
+
+    //! Orders `stream` after the last use of the channel state and after the point where
+    //! the channel in force was given (channel_ready, also recorded by
+    //! set_channel_device on the caller's stream).
+    void wait_for_channel(cudaStream_t stream)
+    {
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use, 0));
-        launch_prepare(a, stream);
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+    }
+
+    void prepare(const float2* d_channel, float n0, cudaStream_t stream)
+    {
+        wait_for_channel(stream);
+        launch_prepare(prepare_args(d_channel, n0), stream);
         MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
         a_formed = true;
     }
@@ -400,13 +413,12 @@ struct CudaDetector::Impl {
                                 symbols);
     }
 
-    //! A new channel in force: the symbol counts that steer forming A start over.
+    //! A new channel in force, not prepared yet.
     void new_channel(const float2* d_channel, float channel_n0)
     {
         channel = d_channel;
         n0 = channel_n0;
         a_formed = false;
-        symbols_on_last_channel = symbols_on_channel;
         symbols_on_channel = 0;
     }
 
@@ -418,7 +430,9 @@ struct CudaDetector::Impl {
     {
         symbols_on_channel += n;
         const bool matrix_free = !a_formed && matrix_free_for(symbols_on_channel);
-        if (!a_formed && !matrix_free) // the symbols so far make A pay: form it now
+        const bool fused =
+            options.fuse_prepare && !a_formed && !matrix_free && fused_supported(mode, n);
+        if (!a_formed && !matrix_free && !fused) // forming A pays, in its own kernel
             prepare(channel, n0, stream);
         EqualizeArgs a{};
         a.y = d_y;
@@ -441,6 +455,13 @@ struct CudaDetector::Impl {
         a.llr = d_llr;
         a.x_hat = d_x_hat;
         a.bad_sample_count = d_bad_samples;
+        if (fused) {
+            wait_for_channel(stream);
+            launch_equalize_fused(a, prepare_args(channel, n0), stream);
+            MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
+            a_formed = true;
+            return;
+        }
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
         if (matrix_free)
             launch_equalize_matrix_free(a, stream);
@@ -544,11 +565,9 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     ++m.stats.channels;
     m.has_channel = true;
-    m.new_channel(reinterpret_cast<const float2*>(d_h), n0); // the caller keeps it alive
-    // cg/cr defer A when the last channel's symbols would not have paid for it; the
-    // first detect call that makes it pay forms it then.
-    if (!m.matrix_free_for(m.symbols_on_last_channel))
-        m.prepare(m.channel, n0, m.stream_or_default(stream));
+    // The caller keeps H alive; the first detect call prepares it (see Impl::a_formed).
+    m.new_channel(reinterpret_cast<const float2*>(d_h), n0);
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, m.stream_or_default(stream)));
 }
 
 void CudaDetector::detect_device(

@@ -78,6 +78,9 @@ struct EngineOptions {
     int streams = 3;                    //!< CUDA streams of the host-copy pipeline
     std::size_t chunk_bytes = 4u << 20; //!< received bytes per pipelined chunk
     HostLayout host_layout;             //!< caller row strides of detect()
+    //! Device API: let the first detect call on a channel prepare it inside its equalize
+    //! kernel (off: the prepare kernel, then equalize; for measurements).
+    bool fuse_prepare = true;
 };
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
@@ -85,8 +88,10 @@ struct EngineOptions {
  * for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols one
  * fused kernel does the equalization (H^H y as a small GEMM per subcarrier and tile of
  * symbols, then A^-1 times it or the CG/CR iterations) and the max-log demapping (see
- * lib/cuda/kernels.cu and docs/architecture.md). CG/CR calls of very few symbols per
- * channel through the device API skip A and iterate from H alone. detect() on host memory
+ * lib/cuda/kernels.cu and docs/architecture.md). Through the device API the first call
+ * on a channel prepares it inside the equalize kernel when it can (one launch, one pass
+ * over H), and CG/CR calls of very few symbols per channel skip A and iterate from H
+ * alone. detect() on host memory
  * pipelines upload, kernels and download over several streams through pinned staging
  * buffers (or by DMA straight from and to pinned caller buffers), with the row strides of
  * EngineOptions::host_layout.
@@ -109,9 +114,11 @@ public:
     // Device-memory interface (for benchmarks and a future device-resident chain).
     // Pointers are device pointers; `stream` is a cudaStream_t (nullptr = the engine's
     // first stream).
-    //! Prepares the channel from a device copy of H, which must stay valid and unchanged
-    //! until the next set_channel*() (the kernels read it again per symbol batch); no
-    //! statistics.
+    //! Takes the channel from a device copy of H, which must stay valid and unchanged
+    //! until the next set_channel*() (the kernels read it again per symbol batch), ready
+    //! once the work queued on `stream` so far is done. The first detect call prepares it
+    //! (fused with its equalization when the call is one tile of symbols per subcarrier);
+    //! no statistics.
     void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
     //! Equalizes and demaps n_symbols received items already on the device.
     void detect_device(const cf32* d_y,
@@ -119,10 +126,10 @@ public:
                        float* d_llr,
                        cf32* d_x_hat = nullptr,
                        void* stream = nullptr);
-    //! cg/cr: whether A has been formed for the channel in force. The device API forms
-    //! it only once the channel's symbols make it pay (see kernels.h,
-    //! matrix_free_pays); until then detect_device() runs the CG/CR iterations from H
-    //! alone. Always true for chol/zf and after set_channel().
+    //! Whether the channel in force is prepared (A or A^-1 formed). After
+    //! set_channel_device() not before the first detect call, and CG/CR calls of few
+    //! symbols per channel leave it unformed: they iterate from H alone while that costs
+    //! less (see kernels.h, matrix_free_pays). Always true after set_channel().
     bool matrix_formed() const;
     //! Waits for all work of the engine.
     void synchronize();

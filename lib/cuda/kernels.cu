@@ -195,8 +195,187 @@ __device__ __forceinline__ bool approximate_gains(float own_gain,
     return user_lane && !usable;
 }
 
-/* kIterative (cg/cr) stops after A: its own instantiation keeps the register budget of
- * the Cholesky and the solves out of it. */
+/*! One warp's part of the channel state of subcarrier sc from G = H^H H (g, full
+ * Hermitian, in shared memory): A = G + N0 I (cg/cr) or A^-1 (chol/zf: Cholesky of
+ * A = G + load I with one retry under diagonal loading, then A^-1 a column per lane by a
+ * forward and a backward substitution) into p.a and into g; the per-user gains, the
+ * status and the unusable count. l and inv_diag_s are scratch. A subcarrier without a
+ * usable channel gets kStatusBad and zero gains. kIterative (cg/cr) has its own
+ * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr. */
+template <int UP, bool kIterative>
+__device__ __forceinline__ void finish_channel(const PrepareArgs& p,
+                                               int sc,
+                                               float2 (*g)[UP + 1],
+                                               float2 (*l)[UP + 1],
+                                               float* inv_diag_s,
+                                               int lane)
+{
+    const int U = p.num_users;
+    float* rho = p.rho + static_cast<std::size_t>(sc) * U;
+    float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
+    const bool user_lane = lane < U;
+    // No usable channel on this subcarrier: every LLR will be 0.
+    auto erase_subcarrier = [&](bool regularized) {
+        if (user_lane) {
+            rho[lane] = 0.0f;
+            inv_lambda[lane] = 0.0f;
+        }
+        if (lane == 0) {
+            p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
+            p.unusable[sc] = 0;
+        }
+    };
+    // M (m(i, j) = M_ij) row-major into p.a, coalesced.
+    float2* a_out = p.a + static_cast<std::size_t>(sc) * U * U;
+    auto write_matrix = [&](auto m) {
+        if (U == UP) // shifts instead of divisions by a run-time U
+            for (int idx = lane; idx < UP * UP; idx += 32)
+                a_out[idx] = m(idx / UP, idx % UP);
+        else
+            for (int idx = lane; idx < U * U; idx += 32)
+                a_out[idx] = m(idx / U, idx % U);
+    };
+
+    const float own_gain = user_lane ? g[lane][lane].x : 0.0f;
+    const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
+    if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
+        erase_subcarrier(false);
+        return;
+    }
+    const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
+
+    if constexpr (kIterative) {
+        __syncwarp(); // every lane has read its G_uu
+        if (user_lane)
+            g[lane][lane].x += p.n0;
+        __syncwarp();
+        write_matrix([&](int i, int j) { return g[i][j]; });
+        float r = 0.0f, il = 0.0f;
+        const bool unusable =
+            approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
+        if (user_lane) {
+            rho[lane] = r;
+            inv_lambda[lane] = il;
+        }
+        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
+        if (lane == 0) {
+            p.status[sc] = kStatusOk;
+            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+        }
+        return;
+    } else {
+        bool factored = false, regularized = false;
+        float load = 0.0f;
+        for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
+            load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
+                   (attempt ? kLoading * gain_sum / U : 0.0f);
+            regularized =
+                attempt == 1; // counted like the CPU: whenever loading was needed
+            float2 row[UP];
+#pragma unroll
+            for (int j = 0; j < UP; ++j) {
+                row[j] = (user_lane && j <= lane) ? g[lane][j] : make_float2(0.0f, 0.0f);
+                if (j == lane)
+                    row[j].x += load;
+            }
+            factored =
+                cholesky_rows<UP>(row, U, lane, kMinPivotRatio * (max_gain + load));
+            if (factored && user_lane) {
+#pragma unroll
+                for (int j = 0; j < UP; ++j) {
+                    if (j <= lane)
+                        l[lane][j] = row[j];
+                    if (j == lane) // compile-time register index, unlike row[lane]
+                        inv_diag_s[lane] = 1.0f / row[j].x;
+                }
+            }
+        }
+        if (!factored) {
+            erase_subcarrier(regularized);
+            return;
+        }
+        __syncwarp();
+
+        // Column `lane` of A^-1: L z = e_lane, then L^H x = z.
+        float2 x[UP];
+#pragma unroll
+        for (int j = 0; j < UP; ++j)
+            x[j] = make_float2(j == lane ? 1.0f : 0.0f, 0.0f);
+#pragma unroll
+        for (int i = 0; i < UP; ++i) {
+            if (i < U) {
+                float2 s = x[i];
+#pragma unroll
+                for (int j = 0; j < i; ++j)
+                    s = cfma(make_float2(-l[i][j].x, -l[i][j].y), x[j], s);
+                x[i] = cscale(s, inv_diag_s[i]);
+            }
+        }
+#pragma unroll
+        for (int i = UP - 1; i >= 0; --i) {
+            if (i < U) {
+                float2 s = x[i];
+#pragma unroll
+                for (int j = i + 1; j < UP; ++j)
+                    if (j < U)
+                        s = cfmac(make_float2(-l[j][i].x, -l[j][i].y), x[j], s);
+                x[i] = cscale(s, inv_diag_s[i]);
+            }
+        }
+        // [A^-1]_uu and sum_v |[A^-1]_vu|^2 of this lane's user.
+        float inv_diag = 0.0f, column_norm = 0.0f;
+        bool finite = true;
+#pragma unroll
+        for (int j = 0; j < UP; ++j) {
+            if (j < U) {
+                finite = finite && cfinite(x[j]);
+                column_norm += cnorm(x[j]);
+            }
+            if (j == lane)
+                inv_diag = x[j].x;
+        }
+        if (!__all_sync(0xffffffffu, finite || !user_lane)) {
+            erase_subcarrier(regularized);
+            return;
+        }
+        // A^-1 into g ([A^-1]_{lane,j} = conj([A^-1]_{j,lane})) and, from there,
+        // row-major into p.a with coalesced stores.
+        if (user_lane)
+#pragma unroll
+            for (int j = 0; j < UP; ++j)
+                g[lane][j] = conj2(x[j]);
+        __syncwarp();
+        write_matrix([&](int i, int j) { return g[i][j]; });
+
+        // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
+        // W H = A^-1 G = I - load A^-1 and W W^H = A^-1 G A^-1 = A^-1 - load A^-2.
+        const bool zf = p.mode == KernelMode::zf;
+        bool unusable = false;
+        if (user_lane) {
+            float r = 0.0f, il = 0.0f;
+            const float one_minus = load * inv_diag; // 1 - lambda (chol)
+            const float lam = 1.0f - one_minus;
+            if (usable && zf) {
+                const float noise = p.n0 * (inv_diag - load * column_norm);
+                r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
+                il = 1.0f;
+            } else if (usable && lam > 0.0f && isfinite(lam)) {
+                r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
+                il = 1.0f / lam;
+            } else {
+                unusable = true;
+            }
+            rho[lane] = r;
+            inv_lambda[lane] = il;
+        }
+        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
+        if (lane == 0) {
+            p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
+            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+        }
+    }
+}
+
 template <int UP, bool kIterative>
 __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
     prepare_kernel(PrepareArgs p)
@@ -211,23 +390,10 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
     const int B = p.num_antennas, U = p.num_users;
     const int chunks = (B + kPrepareChunk - 1) / kPrepareChunk;
     const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
-    float* rho = p.rho + static_cast<std::size_t>(sc) * U;
-    float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
-    const bool user_lane = lane < U;
-    // No usable channel on this subcarrier: every LLR will be 0. Called by warp 0.
-    auto erase_subcarrier = [&](bool regularized) {
-        if (user_lane) {
-            rho[lane] = 0.0f;
-            inv_lambda[lane] = 0.0f;
-        }
-        if (lane == 0) {
-            p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
-            p.unusable[sc] = 0;
-        }
-    };
+
     // Partial G = H^H H over this warp's chunks: lane (rg, cg) accumulates rows rg*TR..
     // and columns cg*TC.., reading TR + TC values of H per TR*TC products. A non-finite
-    // entry of H makes its user's G_uu non-finite, caught below.
+    // entry of H makes its user's G_uu non-finite, caught in finish_channel.
     {
         constexpr int TR = UP / 8, TC = UP / 4;
         const int rg = lane / 4, cg = lane % 4;
@@ -272,169 +438,8 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
         blk.g[i][j] = sum;
     }
     __syncthreads();
-
-    // Every warp reaches the same decisions from the same G, so returns stay uniform.
-    const float own_gain = user_lane ? blk.g[lane][lane].x : 0.0f;
-    const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
-    if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
-        if (warp == 0)
-            erase_subcarrier(false);
-        return;
-    }
-    const float min_gain = kMinUserGain * max_gain;
-    const bool usable = user_lane && own_gain > min_gain;
-
-    if (kIterative) {
-        float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
-        auto write_a = [&](int i, int j, int idx) {
-            float2 v = blk.g[i][j];
-            if (i == j)
-                v.x += p.n0;
-            a[idx] = v;
-        };
-        if (U == UP) // shifts instead of divisions by a run-time U
-            for (int idx = threadIdx.x; idx < UP * UP; idx += blockDim.x)
-                write_a(idx / UP, idx % UP, idx);
-        else
-            for (int idx = threadIdx.x; idx < U * U; idx += blockDim.x)
-                write_a(idx / U, idx % U, idx);
-        if (warp != 0)
-            return;
-        float r = 0.0f, il = 0.0f;
-        const bool unusable =
-            approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
-        if (user_lane) {
-            rho[lane] = r;
-            inv_lambda[lane] = il;
-        }
-        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
-        if (lane == 0) {
-            p.status[sc] = kStatusOk;
-            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
-        }
-        return;
-    }
-
-    // chol / zf: Cholesky of A = G + load I, with one retry under diagonal loading when
-    // a pivot is not clearly positive, then A^-1 (U x U: the equalize kernel applies it
-    // to H^H y, which costs less than forming and reading W = A^-1 H^H, B x U). One
-    // warp's work: the others are done.
-    if (warp != 0)
-        return;
-    bool factored = false, regularized = false;
-    float load = 0.0f;
-    for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
-               (attempt ? kLoading * gain_sum / U : 0.0f);
-        regularized = attempt == 1; // counted like the CPU: whenever loading was needed
-        float2 row[UP];
-#pragma unroll
-        for (int j = 0; j < UP; ++j) {
-            row[j] = (user_lane && j <= lane) ? blk.g[lane][j] : make_float2(0.0f, 0.0f);
-            if (j == lane)
-                row[j].x += load;
-        }
-        factored = cholesky_rows<UP>(row, U, lane, kMinPivotRatio * (max_gain + load));
-        if (factored && user_lane) {
-#pragma unroll
-            for (int j = 0; j < UP; ++j) {
-                if (j <= lane)
-                    sm.l[lane][j] = row[j];
-                if (j == lane) // compile-time register index, unlike row[lane]
-                    sm.inv_diag[lane] = 1.0f / row[j].x;
-            }
-        }
-    }
-    if (!factored) {
-        erase_subcarrier(regularized);
-        return;
-    }
-    __syncwarp();
-
-    // Column `lane` of A^-1 by a forward (L z = e) and a backward (L^H x = z)
-    // substitution.
-    float2 x[UP];
-#pragma unroll
-    for (int j = 0; j < UP; ++j)
-        x[j] = make_float2(j == lane ? 1.0f : 0.0f, 0.0f);
-#pragma unroll
-    for (int i = 0; i < UP; ++i) {
-        if (i < U) {
-            float2 s = x[i];
-#pragma unroll
-            for (int j = 0; j < i; ++j)
-                s = cfma(make_float2(-sm.l[i][j].x, -sm.l[i][j].y), x[j], s);
-            x[i] = cscale(s, sm.inv_diag[i]);
-        }
-    }
-#pragma unroll
-    for (int i = UP - 1; i >= 0; --i) {
-        if (i < U) {
-            float2 s = x[i];
-#pragma unroll
-            for (int j = i + 1; j < UP; ++j)
-                if (j < U)
-                    s = cfmac(make_float2(-sm.l[j][i].x, -sm.l[j][i].y), x[j], s);
-            x[i] = cscale(s, sm.inv_diag[i]);
-        }
-    }
-    // [A^-1]_uu and sum_v |[A^-1]_vu|^2 of this lane's user.
-    float inv_diag = 0.0f, column_norm = 0.0f;
-    bool finite = true;
-#pragma unroll
-    for (int j = 0; j < UP; ++j) {
-        if (j < U) {
-            finite = finite && cfinite(x[j]);
-            column_norm += cnorm(x[j]);
-        }
-        if (j == lane)
-            inv_diag = x[j].x;
-    }
-    if (!__all_sync(0xffffffffu, finite || !user_lane)) {
-        erase_subcarrier(regularized);
-        return;
-    }
-    // A^-1 goes out row-major through shared memory (row `lane` of sm.h holds column
-    // `lane`), so that the stores are coalesced.
-    if (user_lane)
-#pragma unroll
-        for (int j = 0; j < UP; ++j)
-            sm.h[lane][j] = x[j];
-    __syncwarp();
-    float2* a_inv = p.a + static_cast<std::size_t>(sc) * U * U;
-    if (U == UP) // shifts instead of divisions by a run-time U
-        for (int idx = lane; idx < UP * UP; idx += 32)
-            a_inv[idx] = sm.h[idx % UP][idx / UP];
-    else
-        for (int idx = lane; idx < U * U; idx += 32)
-            a_inv[idx] = sm.h[idx % U][idx / U];
-
-    // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
-    // W H = A^-1 G = I - load A^-1 and W W^H = A^-1 G A^-1 = A^-1 - load A^-2.
-    const bool zf = p.mode == KernelMode::zf;
-    bool unusable = false;
-    if (user_lane) {
-        float r = 0.0f, il = 0.0f;
-        const float one_minus = load * inv_diag; // 1 - lambda (chol)
-        const float lam = 1.0f - one_minus;
-        if (usable && zf) {
-            const float noise = p.n0 * (inv_diag - load * column_norm);
-            r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
-            il = 1.0f;
-        } else if (usable && lam > 0.0f && isfinite(lam)) {
-            r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
-            il = 1.0f / lam;
-        } else {
-            unusable = true;
-        }
-        rho[lane] = r;
-        inv_lambda[lane] = il;
-    }
-    const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
-    if (lane == 0) {
-        p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
-        p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
-    }
+    if (warp == 0)
+        finish_channel<UP, kIterative>(p, sc, blk.g, sm.l, sm.inv_diag, lane);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -793,21 +798,29 @@ struct TileShape {
 //! Double buffering only pays when a k-group takes more than one chunk.
 int staging_buffers(int chunks, int kgroups) { return chunks > kgroups ? 2 : 1; }
 
-//! The staging buffers, then A^-1 or A [UP][UP + 1].
-std::size_t tiled_shared_bytes(int up, const TileShape& t)
+//! Scratch of the fused kernel's factorization: L [UP][UP + 1] and 1 / L_kk [UP].
+__host__ __device__ constexpr int fused_scratch_items(int up)
+{
+    return up * (up + 1) + up / 2;
+}
+
+//! The staging buffers, then A^-1 or A [UP][UP + 1], then (fused) the scratch.
+std::size_t tiled_shared_bytes(int up, const TileShape& t, bool fused = false)
 {
     return sizeof(float2) * (static_cast<std::size_t>(t.kgroups) * t.buffers *
                                  tile_buffer_items(up, t.symbols) +
-                             static_cast<std::size_t>(up) * (up + 1));
+                             static_cast<std::size_t>(up) * (up + 1) +
+                             (fused ? fused_scratch_items(up) : 0));
 }
 
 /*! S covers the call's symbols (at most kMaxTileSymbols) and gives at least a whole warp
  * per k-group ((UP/2) * (S/4) >= 32); KS splits the antennas while the blocks are small
  * and the antennas and shared memory allow it. */
-TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas)
+TileShape
+tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false)
 {
     TileShape t{};
-    t.symbols = min_tile_symbols(up);
+    t.symbols = fused ? std::max(min_tile_symbols(up), up) : min_tile_symbols(up);
     while (t.symbols < kMaxTileSymbols &&
            static_cast<std::size_t>(t.symbols) < num_symbols)
         t.symbols *= 2;
@@ -820,7 +833,8 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas)
         wider.kgroups *= 2;
         wider.buffers = staging_buffers(chunks, wider.kgroups);
         if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
-            base * t.kgroups >= 128 || tiled_shared_bytes(up, wider) > kTileSmemLimit)
+            base * t.kgroups >= 128 ||
+            tiled_shared_bytes(up, wider, fused) > kTileSmemLimit)
             break;
         t = wider;
     }
@@ -828,10 +842,18 @@ TileShape tile_shape(int up, std::size_t num_symbols, int num_antennas)
     return t;
 }
 
-template <int UP, int S, bool kIterative>
+/* kFused: the call's symbols are one tile per subcarrier and the channel is not prepared
+ * yet; the block prepares it on the way. G = H^H H comes out of the same loop as H^H Y
+ * (thread (pair, group) also accumulates G_uj for its users u and the columns
+ * j = group + G t < UP, from the chunk of H already staged), then one warp runs
+ * finish_channel on it like the prepare kernel and the rest follows as usual. One
+ * launch and one pass over H instead of two; S >= UP so that the columns are covered. */
+template <int UP, int S, bool kIterative, bool kFused>
 __global__ void __launch_bounds__(256)
-    equalize_tiled_kernel(EqualizeArgs p, int kgroups, int buffers)
+    equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
+    static_assert(!kFused || S >= UP,
+                  "the fused tile covers G's columns with its groups");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
     __shared__ int bad_symbol[kMaxTileSymbols];
@@ -864,7 +886,8 @@ __global__ void __launch_bounds__(256)
             p.x_hat[((s0 + s) * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
     };
 
-    if (p.status[sc] & kStatusBad) { // no usable channel: every LLR of the tile is 0
+    // No usable channel: every LLR of the tile is 0.
+    auto erase_tile = [&]() {
         const int warp = tid / 32, lane = tid % 32, warps = threads / 32;
         for (int s = warp; s < count; s += warps) {
             bool finite = true; // non-finite y is still counted, as on the CPU
@@ -878,12 +901,15 @@ __global__ void __launch_bounds__(256)
                 for (int u = lane; u < U; u += 32)
                     p.x_hat[((s0 + s) * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
         }
+    };
+    if (!kFused && (p.status[sc] & kStatusBad)) {
+        erase_tile();
         return; // uniform per block
     }
 
     for (int s = tid; s < S; s += threads)
         bad_symbol[s] = 0;
-    {
+    if (!kFused) {
         const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
         for (int idx = tid; idx < U * U; idx += threads)
             a_s[(idx / U) * (UP + 1) + idx % U] = __ldg(a + idx);
@@ -916,14 +942,28 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int t = 0; t < kTileSymbolsPerThread; ++t)
         acc[t][0] = acc[t][1] = make_float2(0.0f, 0.0f);
+    // kFused: G_{2 pair + k, group + G t} for the kGramT values of t that reach G's
+    // columns.
+    constexpr int kGramT = kFused ? (UP + G - 1) / G : 0;
+    float2 gacc[kGramT > 0 ? kGramT : 1][2];
+#pragma unroll
+    for (int t = 0; t < kGramT; ++t)
+        gacc[t][0] = gacc[t][1] = make_float2(0.0f, 0.0f);
+    // Two buffers: round r + 1 is in flight while round r is used. One buffer: it is
+    // refilled only once round r is done with it.
+    const bool prefetch = buffers == 2;
     stage(0);
     for (int r = 0; r < rounds; ++r) {
-        if (r + 1 < rounds)
-            stage(r + 1);
-        else
-            copy_async_commit(); // an empty group keeps the wait below uniform
-        copy_async_wait<1>();    // round r's copies have landed (this thread's)
-        __syncthreads();         // ... and everyone's
+        if (prefetch) {
+            if (r + 1 < rounds)
+                stage(r + 1);
+            else
+                copy_async_commit(); // an empty group keeps the wait below uniform
+            copy_async_wait<1>();    // round r's copies have landed (this thread's)
+        } else {
+            copy_async_wait<0>();
+        }
+        __syncthreads(); // ... and everyone's
         const int chunk = r * kgroups + kg;
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
@@ -939,8 +979,18 @@ __global__ void __launch_bounds__(256)
                 acc[t][0] = cfmac(w0, yv, acc[t][0]);
                 acc[t][1] = cfmac(w1, yv, acc[t][1]);
             }
+#pragma unroll
+            for (int t = 0; t < kGramT; ++t) {
+                if (grp + G * t < UP) {
+                    const float2 hv = ms[b * UP + grp + G * t];
+                    gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
+                    gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                }
+            }
         }
         __syncthreads(); // every read of this buffer is done before it is refilled
+        if (!prefetch && r + 1 < rounds)
+            stage(r + 1);
     }
 
     if (kgroups > 1) {          // k-group 0 adds the others' sums, in k-group order
@@ -949,6 +999,14 @@ __global__ void __launch_bounds__(256)
         for (int t = 0; t < kTileSymbolsPerThread; ++t) {
             part[(grp + G * t) * UP + 2 * pair] = acc[t][0];
             part[(grp + G * t) * UP + 2 * pair + 1] = acc[t][1];
+        }
+        float2* gpart = part + S * UP; // [UP][UP] (fits: see tile_buffer_items)
+#pragma unroll
+        for (int t = 0; t < kGramT; ++t) {
+            if (grp + G * t < UP) {
+                gpart[(2 * pair) * UP + grp + G * t] = gacc[t][0];
+                gpart[(2 * pair + 1) * UP + grp + G * t] = gacc[t][1];
+            }
         }
         __syncthreads();
         if (kg == 0)
@@ -959,6 +1017,16 @@ __global__ void __launch_bounds__(256)
                     acc[t][0] = cadd(acc[t][0], other[(grp + G * t) * UP + 2 * pair]);
                     acc[t][1] = cadd(acc[t][1], other[(grp + G * t) * UP + 2 * pair + 1]);
                 }
+                const float2* gother = other + S * UP;
+#pragma unroll
+                for (int t = 0; t < kGramT; ++t) {
+                    if (grp + G * t < UP) {
+                        gacc[t][0] =
+                            cadd(gacc[t][0], gother[(2 * pair) * UP + grp + G * t]);
+                        gacc[t][1] =
+                            cadd(gacc[t][1], gother[(2 * pair + 1) * UP + grp + G * t]);
+                    }
+                }
             }
     }
     if (kg == 0)
@@ -966,6 +1034,32 @@ __global__ void __launch_bounds__(256)
         for (int t = 0; t < kTileSymbolsPerThread; ++t)
             if (!cfinite(acc[t][0]) || !cfinite(acc[t][1]))
                 bad_symbol[grp + G * t] = 1; // NaN/Inf in this symbol's y
+    if constexpr (kFused) { // G into a_s, then one warp makes A or A^-1 of it there
+        if (kg == 0)
+#pragma unroll
+            for (int t = 0; t < kGramT; ++t) {
+                if (grp + G * t < UP) {
+                    a_s[(2 * pair) * (UP + 1) + grp + G * t] = gacc[t][0];
+                    a_s[(2 * pair + 1) * (UP + 1) + grp + G * t] = gacc[t][1];
+                }
+            }
+        __syncthreads();
+        if (tid < 32) {
+            float2* scratch = a_s + UP * (UP + 1);
+            finish_channel<UP, kIterative>(
+                prep,
+                sc,
+                reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                reinterpret_cast<float2(*)[UP + 1]>(scratch),
+                reinterpret_cast<float*>(scratch + UP * (UP + 1)),
+                tid);
+        }
+        __syncthreads();
+        if (prep.status[sc] & kStatusBad) { // written by this block's first warp
+            erase_tile();
+            return; // uniform per block
+        }
+    }
     __syncthreads();
 
     // H^H y through shared memory (past the parts of the k-group sums).
@@ -1066,37 +1160,40 @@ __global__ void __launch_bounds__(256)
 
 /*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
  * parameters: immediate shared-memory offsets in the inner loop; instantiated only where
- * they are valid for UP). */
-template <int UP, bool kIterative, typename F>
+ * they are valid for UP, and fused only where S >= UP). */
+template <int UP, bool kIterative, bool kFused, typename F>
 void with_tiled_kernel(int symbols, F&& f)
 {
+    constexpr int smallest =
+        kFused && UP > min_tile_symbols(UP) ? UP : min_tile_symbols(UP);
     switch (symbols) {
     case 8:
-        if constexpr (min_tile_symbols(UP) <= 8)
-            return f(equalize_tiled_kernel<UP, 8, kIterative>);
+        if constexpr (smallest <= 8)
+            return f(equalize_tiled_kernel<UP, 8, kIterative, kFused>);
         break;
     case 16:
-        if constexpr (min_tile_symbols(UP) <= 16)
-            return f(equalize_tiled_kernel<UP, 16, kIterative>);
+        if constexpr (smallest <= 16)
+            return f(equalize_tiled_kernel<UP, 16, kIterative, kFused>);
         break;
     case 32:
-        if constexpr (min_tile_symbols(UP) <= 32)
-            return f(equalize_tiled_kernel<UP, 32, kIterative>);
+        if constexpr (smallest <= 32)
+            return f(equalize_tiled_kernel<UP, 32, kIterative, kFused>);
         break;
     case 64:
-        return f(equalize_tiled_kernel<UP, 64, kIterative>);
+        return f(equalize_tiled_kernel<UP, 64, kIterative, kFused>);
     }
     throw std::logic_error("launch_equalize: no tile of " + std::to_string(symbols) +
                            " symbols for " + std::to_string(UP) + " users");
 }
 
-template <int UP, bool kIterative>
+template <int UP, bool kIterative, bool kFused = false>
 void launch_tiled(const EqualizeArgs& args,
                   const TileShape& shape,
                   dim3 grid,
-                  cudaStream_t stream)
+                  cudaStream_t stream,
+                  const PrepareArgs& prep = {})
 {
-    with_tiled_kernel<UP, kIterative>(shape.symbols, [&](auto kernel) {
+    with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
         // with one buffer, chol unchanged).
@@ -1109,13 +1206,13 @@ void launch_tiled(const EqualizeArgs& args,
                 return waves(blocks,
                              resident_blocks(reinterpret_cast<const void*>(kernel),
                                              t.threads,
-                                             tiled_shared_bytes(UP, t)));
+                                             tiled_shared_bytes(UP, t, kFused)));
             };
             if (waves_with(single) < waves_with(shape))
                 chosen = single;
         }
-        kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
-            args, chosen.kgroups, chosen.buffers);
+        kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen, kFused), stream>>>(
+            args, prep, chosen.kgroups, chosen.buffers);
     });
 }
 
@@ -1130,8 +1227,10 @@ void set_tiled_smem_limit(int bytes)
                                  bytes));
     };
     for (int symbols = min_tile_symbols(UP); symbols <= kMaxTileSymbols; symbols *= 2) {
-        with_tiled_kernel<UP, false>(symbols, set);
-        with_tiled_kernel<UP, true>(symbols, set);
+        with_tiled_kernel<UP, false, false>(symbols, set);
+        with_tiled_kernel<UP, true, false>(symbols, set);
+        if (symbols >= UP)
+            with_tiled_kernel<UP, true, true>(symbols, set);
     }
 }
 
@@ -1258,6 +1357,53 @@ void launch_prepare(const PrepareArgs& args, cudaStream_t stream)
     else
         launch_prepare_for<32>(args, stream);
     MIMODET_CUDA_CHECK_LAUNCH("prepare_kernel");
+}
+
+template <int UP>
+void launch_fused_for(const EqualizeArgs& args,
+                      const PrepareArgs& prep,
+                      cudaStream_t stream)
+{
+    const TileShape shape = tile_shape(UP, args.num_symbols, args.num_antennas, true);
+    launch_tiled<UP, true, true>(
+        args, shape, dim3(args.num_subcarriers, 1), stream, prep);
+}
+
+/* cg/cr only: with chol the block's factorization on one warp (and its registers, 103
+ * against 66 per thread for 16 users) cost more than the pass over H saved (measured on
+ * an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). */
+bool fused_supported(KernelMode mode, std::size_t num_symbols)
+{
+    return (mode == KernelMode::cg || mode == KernelMode::cr) &&
+           num_symbols >= kDirectBelowSymbols &&
+           num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
+}
+
+void launch_equalize_fused(const EqualizeArgs& args,
+                           const PrepareArgs& prep,
+                           cudaStream_t stream)
+{
+    if (!fused_supported(args.mode, args.num_symbols))
+        throw std::logic_error(
+            "launch_equalize_fused: cg/cr with 3 to 64 symbols only (got " +
+            std::to_string(args.num_symbols) + ")");
+    if (args.num_subcarriers == 0)
+        return;
+    switch (round_up_users(args.num_users)) {
+    case 4:
+        launch_fused_for<4>(args, prep, stream);
+        break;
+    case 8:
+        launch_fused_for<8>(args, prep, stream);
+        break;
+    case 16:
+        launch_fused_for<16>(args, prep, stream);
+        break;
+    default:
+        launch_fused_for<32>(args, prep, stream);
+        break;
+    }
+    MIMODET_CUDA_CHECK_LAUNCH("equalize_tiled_kernel (fused)");
 }
 
 template <int UP>

@@ -66,6 +66,14 @@ struct EqualizeArgs {
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 
+/*! CG/CR: the first call on a channel not prepared yet, when its symbols are one tile
+ * per subcarrier (fused_supported): one kernel prepares the channel (the outputs of
+ * launch_prepare, into `prep`) and equalizes, reading H once. */
+bool fused_supported(KernelMode mode, std::size_t num_symbols);
+void launch_equalize_fused(const EqualizeArgs& args,
+                           const PrepareArgs& prep,
+                           cudaStream_t stream);
+
 /*! CG/CR straight from H (no A, no prepare): applying H and then H^H in each iteration
  * costs 2 B U per symbol where forming A costs B U^2 per subcarrier, so for calls of few
  * symbols per channel (broumas2023's single-symbol systems) this is the cheaper path.
