@@ -445,6 +445,42 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
         }
 }
 
+TEST(CudaDetector, SteadyStateAllocatesNoDeviceMemory)
+{
+    // Every buffer is acquired at construction: frames through the host and the device
+    // interfaces, every path of the kernels (prepare, fused, matrix-free, tiled, direct)
+    // and new channels leave the device memory in use unchanged.
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::chol, DetectorMode::cr }) {
+        const Case c{ 32, 32, 64, 40, Modulation::qam16, mode, 3, 12.0, 0.0 };
+        const Frame f = frame_of(c, 61);
+        cuda::EngineOptions opt;
+        opt.chunk_bytes = 16 * c.b * c.nsc * sizeof(cf32); // several chunks per call
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+        cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false);
+        cuda::Buffer<float> dllr(c.nsym * gpu.config().dims().llr_items(), false);
+        cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
+        cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
+        std::vector<float> llr(dllr.size());
+        auto frames = [&]() {
+            gpu.set_channel(f.h.data(), f.n0);
+            gpu.detect(f.y.data(), c.nsym, llr.data());
+            for (std::size_t n :
+                 { std::size_t{ 1 }, std::size_t{ 2 }, std::size_t{ 14 }, c.nsym }) {
+                gpu.set_channel_device(dh.get(), f.n0);
+                gpu.detect_device(dy.get(), n, dllr.get());
+                gpu.detect_device(dy.get(), n, dllr.get());
+            }
+            gpu.synchronize();
+        };
+        frames(); // warm-up: lazy module loading and the like
+        const std::size_t in_use = cuda::device_memory_in_use(gpu.device());
+        for (int i = 0; i < 5; ++i)
+            frames();
+        EXPECT_EQ(cuda::device_memory_in_use(gpu.device()), in_use) << to_string(mode);
+    }
+}
+
 TEST(CudaDetector, FactoryPicksTheGpuForAutoAndCuda)
 {
     SKIP_WITHOUT_GPU();

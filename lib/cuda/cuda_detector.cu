@@ -85,6 +85,14 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes)
     // engine's non-blocking streams do not wait for the legacy stream that carries it.
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
+std::size_t device_memory_in_use(int device)
+{
+    MIMODET_CUDA_CHECK(cudaSetDevice(device));
+    std::size_t free_bytes = 0, total = 0;
+    MIMODET_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    return total - free_bytes;
+}
+
 void copy_to_host(void* dst, const void* src, std::size_t bytes)
 {
     MIMODET_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));

@@ -26,6 +26,9 @@ constexpr std::size_t kMaxAntennas = 256;
 int device_count(std::string* why_not = nullptr);
 //! "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or similar.
 std::string device_description(int device);
+//! Bytes of device memory in use on `device` (cudaMemGetInfo: total - free), for tests
+//! that check that a steady state allocates nothing.
+std::size_t device_memory_in_use(int device);
 
 //! Device and pinned host memory without CUDA types, for the tests and the benchmark.
 void* device_malloc(std::size_t bytes);
