@@ -141,5 +141,51 @@ class qa_sigmf(gr_unittest.TestCase):
             sigmf.read_capture(base)
 
 
+    def test_006_sink_records_what_the_source_replays(self):
+        rng = np.random.default_rng(6)
+        x = (rng.standard_normal((3, 500)) + 1j * rng.standard_normal((3, 500))) \
+            .astype(np.complex64)
+        name = os.path.join(self.dir, "sunk")
+        tb = gr.top_block()
+        sink = sigmf.sigmf_sink(name, 3, 1e6, 3.5e9, description="three channels",
+                                extra={"mimodet:test": 6})
+        for ch in range(3):
+            tb.connect(blocks.vector_source_c(x[ch].tolist()), (sink, ch))
+        tb.run()
+        del tb, sink  # closes the data file
+        capture = sigmf.read_capture(name)
+        self.assertEqual(capture.num_channels, 3)
+        self.assertEqual(capture.sample_rate, 1e6)
+        self.assertEqual(capture.meta["global"]["mimodet:test"], 6)
+        np.testing.assert_array_equal(capture.samples, x)
+
+    def test_007_sink_of_sc16_items_scales_like_uhd(self):
+        # Two shorts per sample, as a USRP source with cpu_format sc16 gives them.
+        iq = np.array([[[32767, -32768], [100, -1]], [[0, 5], [-7, 16384]]], dtype=np.int16)
+        name = os.path.join(self.dir, "sc16")
+        tb = gr.top_block()
+        sink = sigmf.sigmf_sink(name, 2, 2e6, 1e9, datatype="ci16_le")
+        for ch in range(2):
+            tb.connect(blocks.vector_source_s(iq[ch].reshape(-1).tolist(), False, 2),
+                       (sink, ch))
+        tb.run()
+        del tb, sink
+        capture = sigmf.read_capture(name)
+        want = (iq[..., 0] + 1j * iq[..., 1]) / 32768.0
+        np.testing.assert_allclose(capture.samples, want, rtol=0, atol=1e-9)
+
+    def test_008_sink_refuses_bad_parameters(self):
+        for kwargs, why in (({"datatype": "cu8"}, "datatype"),
+                            ({"channels": 0}, "channels"),
+                            ({"sample_rate": -1.0}, "sample_rate"),
+                            ({"datatype": "ci16_le", "scale": 0.0}, "scale"),
+                            ({"extra": {"ofdm": 1}}, "namespaced")):
+            args = dict(path=os.path.join(self.dir, "bad"), channels=2, sample_rate=1e6,
+                        center_frequency=0.0)
+            args.update(kwargs)
+            with self.assertRaisesRegex(ValueError, why):
+                sigmf.sigmf_sink(**args)
+
+
 if __name__ == "__main__":
     gr_unittest.run(qa_sigmf)

@@ -89,21 +89,9 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
     meta_path, data_path = _paths(path)
     channels = x.shape[0]
     interleaved = np.ascontiguousarray(x.T).reshape(-1)  # sample-major, channels inside
-    g = {
-        "core:datatype": datatype,
-        "core:sample_rate": float(sample_rate),
-        "core:num_channels": channels,
-        "core:version": SIGMF_VERSION,
-        "core:recorder": "gr-mimodet",
-    }
-    if description:
-        g["core:description"] = description
-    if hardware:
-        g["core:hw"] = hardware
-    for key, value in (extra or {}).items():
-        if ":" not in key or key.startswith("core:"):
-            raise ValueError("write_capture: extra key %r must be namespaced, not core:" % key)
-        g[key] = value
+    meta = _metadata(datatype, sample_rate, channels, center_frequency, description,
+                     hardware, extra, "write_capture")
+    g = meta["global"]
     if datatype == "cf32_le":
         interleaved.astype("<c8").tofile(data_path)
     else:
@@ -121,7 +109,30 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
         pairs[:, 1] = np.round(interleaved.imag / scale)
         pairs.tofile(data_path)
         g[SCALE_KEY] = float(scale)
-    meta = {
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
+    return meta_path
+
+
+def _metadata(datatype, sample_rate, channels, center_frequency, description, hardware,
+              extra, who):
+    """The SigMF metadata of a capture that starts now (global, one capture segment)."""
+    g = {
+        "core:datatype": datatype,
+        "core:sample_rate": float(sample_rate),
+        "core:num_channels": channels,
+        "core:version": SIGMF_VERSION,
+        "core:recorder": "gr-mimodet",
+    }
+    if description:
+        g["core:description"] = description
+    if hardware:
+        g["core:hw"] = hardware
+    for key, value in (extra or {}).items():
+        if ":" not in key or key.startswith("core:"):
+            raise ValueError("%s: extra key %r must be namespaced, not core:" % (who, key))
+        g[key] = value
+    return {
         "global": g,
         "captures": [{
             "core:sample_start": 0,
@@ -131,9 +142,50 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
         }],
         "annotations": [],
     }
-    with open(meta_path, "w") as f:
-        json.dump(meta, f, indent=2)
-    return meta_path
+
+
+class sigmf_sink(gr.hier_block2):
+    """Records `channels` streams as one multi-channel SigMF capture (the inverse of
+    sigmf_source): complex float inputs as cf32_le, or sc16 inputs (a USRP's cpu_format
+    sc16, two shorts per sample) as ci16_le with one integer step worth `scale` (1/32768:
+    UHD's full scale is 1.0). Samples are interleaved channel by channel as they arrive; the
+    metadata is written when the block is made, the data file grows while it runs.
+    """
+
+    def __init__(self, path, channels, sample_rate, center_frequency, datatype="cf32_le",
+                 scale=1.0 / 32768, description="", hardware="", extra=None):
+        if datatype not in DATATYPES:
+            raise ValueError("sigmf_sink: datatype must be one of %s, got %r"
+                             % (DATATYPES, datatype))
+        if not (channels >= 1):
+            raise ValueError("sigmf_sink: channels must be >= 1, got %r" % (channels,))
+        if not (sample_rate > 0):
+            raise ValueError("sigmf_sink: sample_rate must be > 0, got %r" % (sample_rate,))
+        if datatype == "ci16_le" and not (scale > 0):
+            raise ValueError("sigmf_sink: scale must be > 0, got %r" % (scale,))
+        itemsize = gr.sizeof_gr_complex if datatype == "cf32_le" else 2 * gr.sizeof_short
+        gr.hier_block2.__init__(self, "sigmf_sink",
+                                gr.io_signature(channels, channels, itemsize),
+                                gr.io_signature(0, 0, 0))
+        from gnuradio import blocks
+
+        meta_path, data_path = _paths(path)
+        meta = _metadata(datatype, sample_rate, channels, center_frequency, description,
+                         hardware, extra, "sigmf_sink")
+        if datatype == "ci16_le":
+            meta["global"][SCALE_KEY] = float(scale)
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=2)
+        self.meta_path = meta_path
+        self.file = blocks.file_sink(itemsize, data_path, False)
+        self.file.set_unbuffered(False)
+        if channels == 1:
+            self.connect((self, 0), self.file)
+        else:
+            self.interleave = blocks.interleave(itemsize, 1)
+            for ch in range(channels):
+                self.connect((self, ch), (self.interleave, ch))
+            self.connect(self.interleave, self.file)
 
 
 def read_metadata(path):

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The N310 array source without radios: its device arguments, its refusals, and the
+clear error when no N310 answers."""
+
+import time
+
+from gnuradio import gr, gr_unittest
+
+from gnuradio.mimodet import n310
+
+
+class qa_n310(gr_unittest.TestCase):
+    def test_device_args_name_every_n310_in_order(self):
+        self.assertEqual(
+            n310.device_args(["10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5"], 122.88e6),
+            "type=n3xx,addr0=10.0.0.2,addr1=10.0.0.3,addr2=10.0.0.4,addr3=10.0.0.5,"
+            "master_clock_rate=122880000.0")
+        self.assertEqual(n310.device_args([" n310-a "], None, "recv_frame_size=8000,"),
+                         "type=n3xx,addr0=n310-a,recv_frame_size=8000")
+
+    def test_bad_address_lists_are_refused(self):
+        for addresses, why in (([], "1 to 4"), (["a", ""], "1 to 4"),
+                               (["a", "b", "c", "d", "e"], "at most 4"),
+                               (["a", "b", "a"], "twice")):
+            with self.assertRaisesRegex(ValueError, why):
+                n310.device_args(addresses)
+
+    def test_bad_parameters_are_refused_before_any_radio_is_looked_for(self):
+        with self.assertRaisesRegex(ValueError, "cpu_format"):
+            n310.n310_source(["127.0.0.1"], 30.72e6, 3.5e9, cpu_format="fc64")
+        with self.assertRaisesRegex(ValueError, "sample_rate"):
+            n310.n310_source(["127.0.0.1"], 0.0, 3.5e9)
+
+    def test_no_n310_is_a_clear_error(self):
+        # Loopback addresses answer nothing UHD knows: the constructor fails quickly with
+        # the device arguments and what to check, instead of UHD's bare KeyError.
+        start = time.monotonic()
+        with self.assertRaises(RuntimeError) as caught:
+            n310.n310_source(["127.0.0.1", "127.0.0.2"], 30.72e6, 3.5e9)
+        message = str(caught.exception)
+        self.assertIn("no usable USRP N310", message)
+        self.assertIn("addr0=127.0.0.1,addr1=127.0.0.2", message)
+        self.assertIn("uhd_find_devices", message)
+        self.assertLess(time.monotonic() - start, 30.0)
+
+    def test_sixteen_outputs_of_the_right_item_size(self):
+        # The signature is decided before UHD is asked for a device, so a failed start
+        # still says what the block would have offered.
+        self.assertEqual(n310.CHANNELS_PER_N310 * 4, 16)
+        self.assertEqual(n310.ITEM_SIZES["fc32"], gr.sizeof_gr_complex)
+        self.assertEqual(n310.ITEM_SIZES["sc16"], 4)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_n310)
