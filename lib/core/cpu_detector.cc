@@ -167,7 +167,9 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
     // 1 - lambda_k = load [A^-1]_kk (A^-1 G = I - load A^-1): without the cancellation of
     // 1 - (W H)_kk, which loses most digits at high SNR where lambda_k -> 1.
     const Eigen::VectorXf inv_diag =
-        llt.solve(MatrixC::Identity(u, u)).diagonal().real();
+        mode == DetectorMode::chol
+            ? Eigen::VectorXf(llt.solve(MatrixC::Identity(u, u)).diagonal().real())
+            : Eigen::VectorXf();
     for (std::size_t k = 0; k < u; ++k) {
         const auto row = static_cast<Eigen::Index>(k);
         if (!user_usable(k)) {

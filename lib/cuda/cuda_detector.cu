@@ -8,6 +8,7 @@
 #include "cuda_detector.h"
 #include "kernels.h"
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -62,19 +63,31 @@ std::string device_description(int device)
            " SMs)";
 }
 
+namespace {
+//! Every device and pinned allocation of the library goes through device_malloc or
+//! pinned_malloc, which count it here.
+std::atomic<std::uint64_t> allocations{ 0 };
+} // namespace
+
+std::uint64_t allocation_count() { return allocations.load(); }
+
 void* device_malloc(std::size_t bytes)
 {
     void* p = nullptr;
-    if (bytes)
+    if (bytes) {
         MIMODET_CUDA_CHECK(cudaMalloc(&p, bytes));
+        ++allocations;
+    }
     return p;
 }
 void device_free(void* p) noexcept { cudaFree(p); }
 void* pinned_malloc(std::size_t bytes)
 {
     void* p = nullptr;
-    if (bytes)
+    if (bytes) {
         MIMODET_CUDA_CHECK(cudaMallocHost(&p, bytes));
+        ++allocations;
+    }
     return p;
 }
 void pinned_free(void* p) noexcept { cudaFreeHost(p); }
@@ -85,13 +98,7 @@ void copy_to_device(void* dst, const void* src, std::size_t bytes)
     // engine's non-blocking streams do not wait for the legacy stream that carries it.
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
-std::size_t device_memory_in_use(int device)
-{
-    MIMODET_CUDA_CHECK(cudaSetDevice(device));
-    std::size_t free_bytes = 0, total = 0;
-    MIMODET_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    return total - free_bytes;
-}
+
 
 void copy_to_host(void* dst, const void* src, std::size_t bytes)
 {
@@ -119,19 +126,13 @@ KernelMode kernel_mode(DetectorMode m)
 template <typename T>
 T* device_alloc(std::size_t count)
 {
-    void* p = nullptr;
-    if (count)
-        MIMODET_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
-    return static_cast<T*>(p);
+    return static_cast<T*>(device_malloc(count * sizeof(T)));
 }
 
 template <typename T>
 T* pinned_alloc(std::size_t count)
 {
-    void* p = nullptr;
-    if (count)
-        MIMODET_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
-    return static_cast<T*>(p);
+    return static_cast<T*>(pinned_malloc(count * sizeof(T)));
 }
 
 bool is_pinned(const void* p)
@@ -238,8 +239,9 @@ struct CudaDetector::Impl {
     };
     std::vector<Slot> slots;
     // Ordering of the channel state between streams: equalize launches wait for the last
-    // prepare (channel_ready); a new prepare waits for the last device-API equalize
-    // (last_use), which may run on a caller's stream.
+    // prepare (channel_ready); a new prepare waits for the device-API calls before it
+    // (last_use). Each device-API call waits for the one before it, so that last_use,
+    // recorded after each, covers them all whatever streams they ran on.
     cudaEvent_t channel_ready = nullptr, last_use = nullptr;
     float2* h_channel = nullptr;      // pinned staging of H
     std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
@@ -586,6 +588,7 @@ void CudaDetector::detect_device(
         throw std::logic_error(name() + ": detect_device() called before set_channel()");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     cudaStream_t s = m.stream_or_default(stream);
+    MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, m.last_use, 0));
     m.equalize(reinterpret_cast<const float2*>(d_y),
                n_symbols,
                d_llr,

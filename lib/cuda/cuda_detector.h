@@ -11,6 +11,7 @@
 #define INCLUDED_MIMODET_CUDA_DETECTOR_H
 
 #include <mimodet/detector.h>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +27,9 @@ constexpr std::size_t kMaxAntennas = 256;
 int device_count(std::string* why_not = nullptr);
 //! "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or similar.
 std::string device_description(int device);
-//! Bytes of device memory in use on `device` (cudaMemGetInfo: total - free), for tests
-//! that check that a steady state allocates nothing.
-std::size_t device_memory_in_use(int device);
+//! Device and pinned host allocations the library has made so far in this process (all of
+//! them go through device_malloc and pinned_malloc), for the steady-state tests.
+std::uint64_t allocation_count();
 
 //! Device and pinned host memory without CUDA types, for the tests and the benchmark.
 void* device_malloc(std::size_t bytes);

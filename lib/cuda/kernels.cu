@@ -322,21 +322,39 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
                 x[i] = cscale(s, inv_diag_s[i]);
             }
         }
-        // [A^-1]_uu and sum_v |[A^-1]_vu|^2 of this lane's user.
-        float inv_diag = 0.0f, column_norm = 0.0f;
+        // [A^-1]_uu of this lane's user.
+        float inv_diag = 0.0f;
         bool finite = true;
 #pragma unroll
         for (int j = 0; j < UP; ++j) {
-            if (j < U) {
+            if (j < U)
                 finite = finite && cfinite(x[j]);
-                column_norm += cnorm(x[j]);
-            }
             if (j == lane)
                 inv_diag = x[j].x;
         }
         if (!__all_sync(0xffffffffu, finite || !user_lane)) {
             erase_subcarrier(regularized);
             return;
+        }
+        // zf: the post-ZF noise gain |w_u|^2 = [A^-1 G A^-1]_uu = ||H x||^2, x = column u
+        // of A^-1; without loading that is [A^-1]_uu. Under loading (a near-singular G) x
+        // has a component ~1/load along G's null space, which both [A^-1 - load A^-2]_uu
+        // and x^H (G x) cancel to garbage in float; H x cancels it before squaring, as
+        // the CPU's W = A^-1 H^H does. A rare path: H is read again, from L2.
+        float zf_noise_gain = inv_diag;
+        if (p.mode == KernelMode::zf && load > 0.0f) {
+            const int B = p.num_antennas;
+            const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
+            float q = 0.0f;
+            for (int b = 0; b < B; ++b) {
+                float2 t = make_float2(0.0f, 0.0f);
+#pragma unroll
+                for (int j = 0; j < UP; ++j)
+                    if (j < U)
+                        t = cfma(__ldg(h + b * U + j), x[j], t);
+                q += cnorm(t);
+            }
+            zf_noise_gain = q;
         }
         // A^-1 into g ([A^-1]_{lane,j} = conj([A^-1]_{j,lane})) and, from there,
         // row-major into p.a with coalesced stores.
@@ -348,7 +366,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
         write_matrix([&](int i, int j) { return g[i][j]; });
 
         // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
-        // W H = A^-1 G = I - load A^-1 and W W^H = A^-1 G A^-1 = A^-1 - load A^-2.
+        // W H = A^-1 G = I - load A^-1 (chol), W W^H as above (zf).
         const bool zf = p.mode == KernelMode::zf;
         bool unusable = false;
         if (user_lane) {
@@ -356,7 +374,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             const float one_minus = load * inv_diag; // 1 - lambda (chol)
             const float lam = 1.0f - one_minus;
             if (usable && zf) {
-                const float noise = p.n0 * (inv_diag - load * column_norm);
+                const float noise = p.n0 * zf_noise_gain;
                 r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
                 il = 1.0f;
             } else if (usable && lam > 0.0f && isfinite(lam)) {
@@ -549,6 +567,22 @@ write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* 
     }
 }
 
+//! Zeros the LLRs and x_hat of one (symbol, subcarrier) item, the lanes of a warp
+//! striding, and counts it when its y was not finite: an erasure, as on the CPU.
+__device__ __forceinline__ void
+erase_item(const EqualizeArgs& p, std::size_t item, int lane, bool bad_y)
+{
+    if (bad_y && lane == 0)
+        atomicAdd(p.bad_sample_count, 1ull);
+    const int U = p.num_users, Q = p.demap.bits;
+    float* llr = p.llr + item * U * static_cast<std::size_t>(Q);
+    for (int i = lane; i < U * Q; i += 32)
+        llr[i] = 0.0f;
+    if (p.x_hat)
+        for (int u = lane; u < U; u += 32)
+            p.x_hat[item * U + u] = make_float2(0.0f, 0.0f);
+}
+
 /*! A warp per (subcarrier, symbol), for calls of one or two symbols per subcarrier: the
  * matrices are read straight from global memory (staging them would serve one symbol).
  * UP = users rounded up to a power of two; the 32 lanes form 32/UP groups of UP lanes
@@ -586,13 +620,7 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     // NaN/Inf in y (counted), or no usable channel: this (symbol, subcarrier) is erased.
     const bool y_finite = __all_sync(0xffffffffu, finite);
     if (!y_finite || (p.status[sc] & kStatusBad)) {
-        if (!y_finite && lane == 0)
-            atomicAdd(p.bad_sample_count, 1ull);
-        for (int i = lane; i < U * Q; i += 32)
-            llr[i] = 0.0f;
-        if (x_hat)
-            for (int u = lane; u < U; u += 32)
-                x_hat[u] = make_float2(0.0f, 0.0f);
+        erase_item(p, s * nsc + sc, lane, !y_finite);
         return;
     }
     __syncwarp();
@@ -732,13 +760,7 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
         // erased.
         const bool y_finite = __all_sync(0xffffffffu, finite);
         if (!y_finite || bad_channel) {
-            if (!y_finite && lane == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-            for (int i = lane; i < U * Q; i += 32)
-                llr[i] = 0.0f;
-            if (p.x_hat)
-                for (int u = lane; u < U; u += 32)
-                    p.x_hat[item * U + u] = make_float2(0.0f, 0.0f);
+            erase_item(p, item, lane, !y_finite);
             continue;
         }
         __syncwarp();
@@ -798,24 +820,18 @@ struct TileShape {
 //! Double buffering only pays when a k-group takes more than one chunk.
 int staging_buffers(int chunks, int kgroups) { return chunks > kgroups ? 2 : 1; }
 
-//! Scratch of the fused kernel's factorization: L [UP][UP + 1] and 1 / L_kk [UP].
-__host__ __device__ constexpr int fused_scratch_items(int up)
-{
-    return up * (up + 1) + up / 2;
-}
-
-//! The staging buffers, then A^-1 or A [UP][UP + 1], then (fused) the scratch.
-std::size_t tiled_shared_bytes(int up, const TileShape& t, bool fused = false)
+//! The staging buffers, then A^-1 or A [UP][UP + 1].
+std::size_t tiled_shared_bytes(int up, const TileShape& t)
 {
     return sizeof(float2) * (static_cast<std::size_t>(t.kgroups) * t.buffers *
                                  tile_buffer_items(up, t.symbols) +
-                             static_cast<std::size_t>(up) * (up + 1) +
-                             (fused ? fused_scratch_items(up) : 0));
+                             static_cast<std::size_t>(up) * (up + 1));
 }
 
-/*! S covers the call's symbols (at most kMaxTileSymbols) and gives at least a whole warp
- * per k-group ((UP/2) * (S/4) >= 32); KS splits the antennas while the blocks are small
- * and the antennas and shared memory allow it. */
+/*! S covers the call's symbols (at most kMaxTileSymbols; fused: at least UP) and gives at
+ * least a whole warp per k-group ((UP/2) * (S/4) >= 32); one staging buffer when two do
+ * not fit kTileSmemLimit; KS splits the antennas while the blocks are small and the
+ * antennas and shared memory allow it. */
 TileShape
 tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false)
 {
@@ -828,13 +844,14 @@ tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false
     const int chunks = (num_antennas + kTileChunk - 1) / kTileChunk;
     t.kgroups = 1;
     t.buffers = staging_buffers(chunks, t.kgroups);
+    if (tiled_shared_bytes(up, t) > kTileSmemLimit)
+        t.buffers = 1; // which fits for every UP <= 32 and S <= 64
     for (;;) {
         TileShape wider = t;
         wider.kgroups *= 2;
         wider.buffers = staging_buffers(chunks, wider.kgroups);
         if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
-            base * t.kgroups >= 128 ||
-            tiled_shared_bytes(up, wider, fused) > kTileSmemLimit)
+            base * t.kgroups >= 128 || tiled_shared_bytes(up, wider) > kTileSmemLimit)
             break;
         t = wider;
     }
@@ -854,6 +871,12 @@ __global__ void __launch_bounds__(256)
 {
     static_assert(!kFused || S >= UP,
                   "the fused tile covers G's columns with its groups");
+    static_assert(!kFused || kIterative,
+                  "fused: cg/cr only (chol measured slower; it would need factorization "
+                  "scratch in shared memory)");
+    // The k-group sums of G go after those of H^H Y in a k-group's consumed buffers.
+    static_assert(!kFused || S * UP + UP * UP <= tile_buffer_items(UP, S),
+                  "the parts of G fit a staging buffer");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
     __shared__ int bad_symbol[kMaxTileSymbols];
@@ -893,13 +916,7 @@ __global__ void __launch_bounds__(256)
             bool finite = true; // non-finite y is still counted, as on the CPU
             for (int b = lane; b < B; b += 32)
                 finite = finite && cfinite(y_at(s)[b]);
-            if (!__all_sync(0xffffffffu, finite) && lane == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-            for (int i = lane; i < U * Q; i += 32)
-                llr_at(s)[i] = 0.0f;
-            if (p.x_hat)
-                for (int u = lane; u < U; u += 32)
-                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = make_float2(0.0f, 0.0f);
+            erase_item(p, (s0 + s) * nsc + sc, lane, !__all_sync(0xffffffffu, finite));
         }
     };
     if (!kFused && (p.status[sc] & kStatusBad)) {
@@ -909,10 +926,13 @@ __global__ void __launch_bounds__(256)
 
     for (int s = tid; s < S; s += threads)
         bad_symbol[s] = 0;
-    if (!kFused) {
+    if (!kFused) { // zeros past U: the chol/zf product reads every pair's columns
         const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
-        for (int idx = tid; idx < U * U; idx += threads)
-            a_s[(idx / U) * (UP + 1) + idx % U] = __ldg(a + idx);
+        for (int idx = tid; idx < UP * UP; idx += threads) {
+            const int i = idx / UP, j = idx % UP;
+            a_s[i * (UP + 1) + j] =
+                (i < U && j < U) ? __ldg(a + i * U + j) : make_float2(0.0f, 0.0f);
+        }
     }
     const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
@@ -1000,7 +1020,7 @@ __global__ void __launch_bounds__(256)
             part[(grp + G * t) * UP + 2 * pair] = acc[t][0];
             part[(grp + G * t) * UP + 2 * pair + 1] = acc[t][1];
         }
-        float2* gpart = part + S * UP; // [UP][UP] (fits: see tile_buffer_items)
+        float2* gpart = part + S * UP; // [UP][UP] (see the static_assert above)
 #pragma unroll
         for (int t = 0; t < kGramT; ++t) {
             if (grp + G * t < UP) {
@@ -1044,16 +1064,13 @@ __global__ void __launch_bounds__(256)
                 }
             }
         __syncthreads();
-        if (tid < 32) {
-            float2* scratch = a_s + UP * (UP + 1);
-            finish_channel<UP, kIterative>(
-                prep,
-                sc,
-                reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                reinterpret_cast<float2(*)[UP + 1]>(scratch),
-                reinterpret_cast<float*>(scratch + UP * (UP + 1)),
-                tid);
-        }
+        if (tid < 32) // cg/cr: no factorization, so no scratch
+            finish_channel<UP, kIterative>(prep,
+                                           sc,
+                                           reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                           nullptr,
+                                           nullptr,
+                                           tid);
         __syncthreads();
         if (prep.status[sc] & kStatusBad) { // written by this block's first warp
             erase_tile();
@@ -1206,12 +1223,12 @@ void launch_tiled(const EqualizeArgs& args,
                 return waves(blocks,
                              resident_blocks(reinterpret_cast<const void*>(kernel),
                                              t.threads,
-                                             tiled_shared_bytes(UP, t, kFused)));
+                                             tiled_shared_bytes(UP, t)));
             };
             if (waves_with(single) < waves_with(shape))
                 chosen = single;
         }
-        kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen, kFused), stream>>>(
+        kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
             args, prep, chosen.kgroups, chosen.buffers);
     });
 }
@@ -1427,7 +1444,8 @@ bool matrix_free_supported(int num_antennas, int num_users)
 }
 
 /* Forming A costs B U^2 complex products per subcarrier; applying H and H^H costs 2 B U
- * per product with A, of which CR makes iterations + 1 per symbol (CG: iterations). */
+ * per product with A, of which CR makes iterations + 1 per symbol (CG makes iterations;
+ * counted as iterations + 1 too, which errs towards forming A). */
 bool matrix_free_pays(int num_users, int iterations, std::size_t symbols)
 {
     // symbols * per_symbol < U, without overflow for any count of symbols.

@@ -75,9 +75,9 @@ void launch_equalize_fused(const EqualizeArgs& args,
                            cudaStream_t stream);
 
 /*! CG/CR straight from H (no A, no prepare): applying H and then H^H in each iteration
- * costs 2 B U per symbol where forming A costs B U^2 per subcarrier, so for calls of few
- * symbols per channel (broumas2023's single-symbol systems) this is the cheaper path.
- * matrix_free_supported(): H of one subcarrier fits a warp's shared memory;
+ * costs 2 B U per product with A where forming A costs B U^2 per subcarrier, so for calls
+ * of few symbols per channel (broumas2023's single-symbol systems) this is the cheaper
+ * path. matrix_free_supported(): H of one subcarrier fits a warp's shared memory;
  * matrix_free_pays(): `symbols` on one channel cost less this way. */
 bool matrix_free_supported(int num_antennas, int num_users);
 bool matrix_free_pays(int num_users, int iterations, std::size_t symbols);

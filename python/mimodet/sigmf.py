@@ -167,8 +167,6 @@ class sigmf_sink(gr.hier_block2):
         gr.hier_block2.__init__(self, "sigmf_sink",
                                 gr.io_signature(channels, channels, itemsize),
                                 gr.io_signature(0, 0, 0))
-        from gnuradio import blocks
-
         meta_path, data_path = _paths(path)
         meta = _metadata(datatype, sample_rate, channels, center_frequency, description,
                          hardware, extra, "sigmf_sink")
