@@ -13,6 +13,7 @@ overflow, with the time of the first sample after the gap): the receive chain us
 re-align its frames.
 """
 
+import pmt
 from gnuradio import gr
 
 #: Receive channels per N310 (subdevice "A:0 A:1 B:0 B:1").
@@ -120,3 +121,37 @@ class n310_source(gr.hier_block2):
                     "%.1f s: check the 10 MHz cables from the OctoClock"
                     % (", ".join(map(str, unlocked)), clock_source, timeout))
             time.sleep(0.1)
+
+
+def rx_time_seconds(value):
+    """The time of an rx_time tag's value (a pmt tuple of integer and fractional seconds)."""
+    return pmt.to_uint64(pmt.tuple_ref(value, 0)) + pmt.to_double(pmt.tuple_ref(value, 1))
+
+
+def contiguous_segments(tags, num_samples, sample_rate):
+    """Splits a received stream at its gaps: [(start, stop, lost)] sample ranges of
+    uninterrupted reception, `lost` the samples missing before `start` (0 for the first).
+
+    UHD tags the first sample with rx_time and, after an overflow, the first sample after
+    the gap with its true time; a frame that spans a gap is not whole, so the receive chain
+    searches each segment on its own instead of across the gap. `tags`: the stream's tags
+    (gr.tag_t, absolute offsets from the start of the stream), in any order.
+    """
+    times = sorted((t.offset, rx_time_seconds(t.value)) for t in tags
+                   if pmt.symbol_to_string(t.key) == "rx_time")
+    segments, start, lost = [], 0, 0
+    if not times:
+        return [(0, num_samples, 0)]
+    first_offset, first_time = times[0]
+    for offset, time in times[1:]:
+        if offset <= start or offset >= num_samples:
+            continue
+        expected = first_time + (offset - first_offset) / sample_rate
+        missing = int(round((time - expected) * sample_rate))
+        if missing <= 0:
+            continue  # a re-tag without a gap (e.g. a retune)
+        segments.append((start, offset, lost))
+        start, lost = offset, missing
+        first_offset, first_time = offset, time
+    segments.append((start, num_samples, lost))
+    return segments

@@ -8,6 +8,7 @@ clear error when no N310 answers."""
 
 import time
 
+import pmt
 from gnuradio import gr, gr_unittest
 
 from gnuradio.mimodet import n310
@@ -53,6 +54,29 @@ class qa_n310(gr_unittest.TestCase):
         self.assertEqual(n310.CHANNELS_PER_N310 * 4, 16)
         self.assertEqual(n310.ITEM_SIZES["fc32"], gr.sizeof_gr_complex)
         self.assertEqual(n310.ITEM_SIZES["sc16"], 4)
+
+    @staticmethod
+    def rx_time_tag(offset, seconds):
+        tag = gr.tag_t()
+        tag.offset = offset
+        tag.key = pmt.intern("rx_time")
+        whole = int(seconds)
+        tag.value = pmt.make_tuple(pmt.from_uint64(whole), pmt.from_double(seconds - whole))
+        return tag
+
+    def test_gaps_split_the_stream_into_segments(self):
+        rate = 1e6
+        tags = [self.rx_time_tag(0, 5.0),
+                self.rx_time_tag(2000, 5.0 + 2500 / rate),   # 500 samples lost
+                self.rx_time_tag(3000, 5.0 + 3500 / rate),   # re-tagged, no gap
+                self.rx_time_tag(7000, 5.0 + 10000 / rate)]  # 2500 more lost
+        other = gr.tag_t()
+        other.offset, other.key, other.value = 100, pmt.intern("rx_freq"), pmt.from_double(1.0)
+        self.assertEqual(n310.contiguous_segments(tags + [other], 9000, rate),
+                         [(0, 2000, 0), (2000, 7000, 500), (7000, 9000, 2500)])
+
+    def test_no_rx_time_is_one_segment(self):
+        self.assertEqual(n310.contiguous_segments([], 1234, 1e6), [(0, 1234, 0)])
 
 
 if __name__ == "__main__":
