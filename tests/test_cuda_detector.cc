@@ -142,6 +142,16 @@ void expect_llrs_close(const std::vector<float>& got,
     EXPECT_EQ(disagree, 0u) << what;
 }
 
+//! A frame whose users 0 and 1 have the same channel on subcarrier 0 (a singular G).
+Frame frame_with_twin_users(const Case& c, std::uint64_t seed)
+{
+    Frame f = frame_of(c, seed);
+    const Dims d = config_of(c, Backend::cpu).dims();
+    for (std::size_t b = 0; b < d.num_antennas; ++b)
+        f.h[d.channel_index(0, b, 1)] = f.h[d.channel_index(0, b, 0)];
+    return f;
+}
+
 //! Relative distance of x_hat to the float64 ZF solution (for ill-conditioned systems,
 //! where float32 CPU and GPU each land about cond(G) * eps away from it and not from each
 //! other).
@@ -248,10 +258,7 @@ TEST(CudaDetector, SingularChannelIsRegularizedLikeTheCpu)
 {
     SKIP_WITHOUT_GPU();
     const Case c{ 8, 4, 6, 2, Modulation::qpsk, DetectorMode::chol, 3, 10.0, 0.0 };
-    Frame f = frame_of(c, 3);
-    const Dims d = config_of(c, Backend::cpu).dims();
-    for (std::size_t b = 0; b < d.num_antennas; ++b)
-        f.h[d.channel_index(0, b, 1)] = f.h[d.channel_index(0, b, 0)];
+    Frame f = frame_with_twin_users(c, 3);
     f.n0 = 0.0f;
     auto cpu = make_detector(config_of(c, Backend::cpu));
     cuda::CudaDetector gpu(config_of(c, Backend::cuda));
@@ -270,10 +277,8 @@ TEST(CudaDetector, RegularizedZfKeepsThePostZfNoiseOfTheCpu)
     // their LLRs maximally confident.
     SKIP_WITHOUT_GPU();
     const Case c{ 32, 8, 6, 4, Modulation::qpsk, DetectorMode::zf, 3, 10.0, 0.0 };
-    Frame f = frame_of(c, 13);
+    Frame f = frame_with_twin_users(c, 13);
     const Dims d = config_of(c, Backend::cpu).dims();
-    for (std::size_t b = 0; b < d.num_antennas; ++b)
-        f.h[d.channel_index(0, b, 1)] = f.h[d.channel_index(0, b, 0)];
     auto cpu = make_detector(config_of(c, Backend::cpu));
     cuda::CudaDetector gpu(config_of(c, Backend::cuda));
     const Outputs g = run(gpu, f, c.nsym), r = run(*cpu, f, c.nsym);

@@ -1253,6 +1253,23 @@ void set_tiled_smem_limit(int bytes)
 
 int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; }
 
+//! Calls f(std::integral_constant<int, UP>{}), UP = `users` rounded up to 4, 8, 16 or 32:
+//! the one switch from a run-time user count to the kernels' template parameter.
+template <typename F>
+void with_user_tile(int users, F&& f)
+{
+    switch (round_up_users(users)) {
+    case 4:
+        return f(std::integral_constant<int, 4>{});
+    case 8:
+        return f(std::integral_constant<int, 8>{});
+    case 16:
+        return f(std::integral_constant<int, 16>{});
+    default:
+        return f(std::integral_constant<int, 32>{});
+    }
+}
+
 //! Symbols per subcarrier below which each warp takes a (subcarrier, symbol) pair.
 constexpr std::size_t kDirectBelowSymbols = 3;
 
@@ -1406,20 +1423,9 @@ void launch_equalize_fused(const EqualizeArgs& args,
             std::to_string(args.num_symbols) + ")");
     if (args.num_subcarriers == 0)
         return;
-    switch (round_up_users(args.num_users)) {
-    case 4:
-        launch_fused_for<4>(args, prep, stream);
-        break;
-    case 8:
-        launch_fused_for<8>(args, prep, stream);
-        break;
-    case 16:
-        launch_fused_for<16>(args, prep, stream);
-        break;
-    default:
-        launch_fused_for<32>(args, prep, stream);
-        break;
-    }
+    with_user_tile(args.num_users, [&](auto up) {
+        launch_fused_for<decltype(up)::value>(args, prep, stream);
+    });
     MIMODET_CUDA_CHECK_LAUNCH("equalize_tiled_kernel (fused)");
 }
 
@@ -1461,20 +1467,9 @@ void launch_equalize_matrix_free(const EqualizeArgs& args, cudaStream_t stream)
         throw std::logic_error("launch_equalize_matrix_free: H does not fit a warp");
     if (args.num_symbols == 0 || args.num_subcarriers == 0)
         return;
-    switch (round_up_users(args.num_users)) {
-    case 4:
-        launch_matrix_free_for<4>(args, stream);
-        break;
-    case 8:
-        launch_matrix_free_for<8>(args, stream);
-        break;
-    case 16:
-        launch_matrix_free_for<16>(args, stream);
-        break;
-    default:
-        launch_matrix_free_for<32>(args, stream);
-        break;
-    }
+    with_user_tile(args.num_users, [&](auto up) {
+        launch_matrix_free_for<decltype(up)::value>(args, stream);
+    });
     MIMODET_CUDA_CHECK_LAUNCH("equalize_matrix_free_kernel");
 }
 
@@ -1482,20 +1477,9 @@ void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)
 {
     if (args.num_symbols == 0 || args.num_subcarriers == 0)
         return;
-    switch (round_up_users(args.num_users)) {
-    case 4:
-        launch_equalize_for<4>(args, stream);
-        break;
-    case 8:
-        launch_equalize_for<8>(args, stream);
-        break;
-    case 16:
-        launch_equalize_for<16>(args, stream);
-        break;
-    default:
-        launch_equalize_for<32>(args, stream);
-        break;
-    }
+    with_user_tile(args.num_users, [&](auto up) {
+        launch_equalize_for<decltype(up)::value>(args, stream);
+    });
     MIMODET_CUDA_CHECK_LAUNCH("equalize_kernel");
 }
 
