@@ -6,6 +6,10 @@
 
 #include "bench_timing.h"
 #include <cuda/cuda_check.h>
+#include <cuda/cuda_detector.h>
+#include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace mimodet {
 namespace bench {
@@ -43,6 +47,74 @@ void hold_stream(void* stream, double microseconds)
     spin_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<unsigned long long>(microseconds * 1000.0));
     MIMODET_CUDA_CHECK_LAUNCH("spin_kernel");
+}
+
+Bandwidth measure_bandwidth()
+{
+    const std::size_t big = std::size_t{ 1 } << 30, link = std::size_t{ 256 } << 20;
+    cuda::Buffer<char> a(big, false), b(big, false), host(link, true), host2(link, true);
+    std::memset(host2.get(), 2, link);
+    std::memset(host.get(), 1, link);
+    MIMODET_CUDA_CHECK(cudaMemset(a.get(), 1, big));
+    cudaEvent_t e0, e1;
+    MIMODET_CUDA_CHECK(cudaEventCreate(&e0));
+    MIMODET_CUDA_CHECK(cudaEventCreate(&e1));
+    auto timed_ms = [&](auto&& copy) {
+        std::vector<double> ms;
+        for (int i = 0; i < 6; ++i) {
+            MIMODET_CUDA_CHECK(cudaEventRecord(e0));
+            copy();
+            MIMODET_CUDA_CHECK(cudaEventRecord(e1));
+            MIMODET_CUDA_CHECK(cudaEventSynchronize(e1));
+            float t = 0;
+            MIMODET_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (i > 0) // the first is the warm-up
+                ms.push_back(t);
+        }
+        std::sort(ms.begin(), ms.end());
+        return ms[ms.size() / 2];
+    };
+    Bandwidth bw;
+    bw.d2d_gbs = 2.0 * big /
+                 (timed_ms([&] {
+                      MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                          b.get(), a.get(), big, cudaMemcpyDeviceToDevice));
+                  }) *
+                  1e6);
+    bw.h2d_gbs = link / (timed_ms([&] {
+                             MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                                 a.get(), host.get(), link, cudaMemcpyHostToDevice));
+                         }) *
+                         1e6);
+    bw.d2h_gbs = link / (timed_ms([&] {
+                             MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                                 host.get(), a.get(), link, cudaMemcpyDeviceToHost));
+                         }) *
+                         1e6);
+    // Both ways: the download on a second stream that joins the timed (legacy) stream.
+    cudaStream_t other;
+    cudaEvent_t start, joined;
+    MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&start, cudaEventDisableTiming));
+    MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    bw.duplex_gbs = 2.0 * link /
+                    (timed_ms([&] {
+                         MIMODET_CUDA_CHECK(cudaEventRecord(start, 0));
+                         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(other, start, 0));
+                         MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                             host2.get(), b.get(), link, cudaMemcpyDeviceToHost, other));
+                         MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+                             a.get(), host.get(), link, cudaMemcpyHostToDevice, 0));
+                         MIMODET_CUDA_CHECK(cudaEventRecord(joined, other));
+                         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(0, joined, 0));
+                     }) *
+                     1e6);
+    MIMODET_CUDA_CHECK(cudaEventDestroy(start));
+    MIMODET_CUDA_CHECK(cudaEventDestroy(joined));
+    MIMODET_CUDA_CHECK(cudaStreamDestroy(other));
+    MIMODET_CUDA_CHECK(cudaEventDestroy(e0));
+    MIMODET_CUDA_CHECK(cudaEventDestroy(e1));
+    return bw;
 }
 
 } // namespace bench

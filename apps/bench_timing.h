@@ -33,6 +33,20 @@ private:
  * the GPU's work, not the host's launch rate. */
 void hold_stream(void* stream, double microseconds);
 
+//! The device's copy bandwidths in GB/s: device to device counting bytes read and
+//! written, and each way between pinned host memory and the device.
+struct Bandwidth {
+    double d2d_gbs = 0, h2d_gbs = 0, d2h_gbs = 0;
+    //! Both ways at once (two streams), bytes of both directions over the time: whether
+    //! uploads and downloads overlap on this machine's host link.
+    double duplex_gbs = 0;
+};
+
+//! Measured on the current device: a 1 GiB device copy and 256 MiB each way between
+//! pinned host memory and the device, one way and both at once; medians of 5 after a
+//! warm-up.
+Bandwidth measure_bandwidth();
+
 } // namespace bench
 } // namespace mimodet
 

@@ -236,58 +236,8 @@ Result bench_cpu(const BenchConfig& c, int reps)
 //! ~10).
 constexpr double kHoldMicroseconds = 200.0;
 
-struct Bandwidth {
-    double d2d_gbs = 0, h2d_gbs = 0, d2h_gbs = 0;
-};
-
-//! Measured once per run: a 1 GiB device copy (read + write counted) and 256 MiB each way
-//! between pinned host memory and the device; medians of 5 after a warm-up.
-Bandwidth measure_bandwidth()
-{
-    const std::size_t big = std::size_t{ 1 } << 30, link = std::size_t{ 256 } << 20;
-    cuda::Buffer<char> a(big, false), b(big, false), host(link, true);
-    std::memset(host.get(), 1, link);
-    CHECK(cudaMemset(a.get(), 1, big));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    auto timed = [&](auto&& copy) {
-        std::vector<double> ms;
-        for (int i = 0; i < 6; ++i) {
-            CHECK(cudaEventRecord(e0));
-            copy();
-            CHECK(cudaEventRecord(e1));
-            CHECK(cudaEventSynchronize(e1));
-            float t = 0;
-            CHECK(cudaEventElapsedTime(&t, e0, e1));
-            if (i > 0)
-                ms.push_back(t);
-        }
-        return median(ms);
-    };
-    Bandwidth bw;
-    bw.d2d_gbs =
-        2.0 * big /
-        (timed([&] {
-             CHECK(cudaMemcpyAsync(b.get(), a.get(), big, cudaMemcpyDeviceToDevice));
-         }) *
-         1e6);
-    bw.h2d_gbs =
-        link /
-        (timed([&] {
-             CHECK(cudaMemcpyAsync(a.get(), host.get(), link, cudaMemcpyHostToDevice));
-         }) *
-         1e6);
-    bw.d2h_gbs =
-        link /
-        (timed([&] {
-             CHECK(cudaMemcpyAsync(host.get(), a.get(), link, cudaMemcpyDeviceToHost));
-         }) *
-         1e6);
-    CHECK(cudaEventDestroy(e0));
-    CHECK(cudaEventDestroy(e1));
-    return bw;
-}
+using bench::Bandwidth;
+using bench::measure_bandwidth;
 
 Result bench_cuda(const BenchConfig& c,
                   int reps,

@@ -65,6 +65,19 @@ struct OfdmConfig {
 
 //! The preamble's frequency-domain values on the used subcarriers (0 on odd bins).
 std::vector<cf32> preamble_values(const OfdmConfig& c);
+//! The preamble body in time (fft_size samples, unitary inverse FFT), for fine timing.
+std::vector<cf32> preamble_time(const OfdmConfig& c);
+
+/*! The receivers' shared rules (CPU OfdmReceiver and the GPU chain):
+ * - a frame is detected where the Schmidl & Cox metric |P|^2 / R^2 first reaches
+ *   kPreambleDetectMetric (noise alone gives about 1 / (fft_size/2 B)); its coarse timing
+ *   is the metric's peak within one symbol from there;
+ * - each FFT window starts window_advance() samples into the cyclic prefix, so a delay
+ *   spread up to that stays inside it; window_ramp()[i] is the phase ramp that the early
+ *   window puts on used subcarrier i, taken out before the channel interpolation. */
+constexpr double kPreambleDetectMetric = 0.5;
+inline std::size_t window_advance(const OfdmConfig& c) { return c.cp_length / 2; }
+std::vector<cf32> window_ramp(const OfdmConfig& c);
 //! The pilot value on used subcarrier i (it belongs to user i mod U).
 cf32 pilot_value(const OfdmConfig& c, std::size_t used_index);
 

@@ -93,6 +93,29 @@ std::vector<cf32> preamble_values(const OfdmConfig& c)
     return v;
 }
 
+std::vector<cf32> preamble_time(const OfdmConfig& c)
+{
+    std::vector<cf32> grid(c.fft_size, cf32(0.0f, 0.0f)), time;
+    const auto values = preamble_values(c);
+    for (std::size_t i = 0; i < c.num_subcarriers; ++i)
+        grid[c.bin_of(i)] = values[i];
+    UnitaryFft(c.fft_size).inverse(grid, time);
+    return time;
+}
+
+std::vector<cf32> window_ramp(const OfdmConfig& c)
+{
+    const long n = static_cast<long>(c.fft_size);
+    std::vector<cf32> ramp(c.num_subcarriers);
+    for (std::size_t i = 0; i < c.num_subcarriers; ++i) {
+        const long bin = static_cast<long>(c.bin_of(i));
+        const double k = double(bin >= n / 2 ? bin - n : bin); // signed frequency
+        const double ph = -kTwoPi * k * double(window_advance(c)) / double(n);
+        ramp[i] = cf32(float(std::cos(ph)), float(std::sin(ph)));
+    }
+    return ramp;
+}
+
 cf32 pilot_value(const OfdmConfig& c, std::size_t i)
 {
     // A chirp: unit modulus, low peak-to-average power over each comb.
@@ -246,14 +269,9 @@ struct OfdmReceiver::Impl {
     std::vector<cf32> window, grid;              //!< scratch: one FFT's input and output
     std::vector<std::complex<double>> reference; //!< conj(preamble) with the CFO applied
 
-    explicit Impl(const OfdmConfig& o) : ofdm(o), fft(o.fft_size)
+    explicit Impl(const OfdmConfig& o)
+        : ofdm(o), fft(o.fft_size), preamble_time(mimodet::preamble_time(o))
     {
-        std::vector<cf32> grid(o.fft_size, cf32(0.0f, 0.0f)), time;
-        const auto values = preamble_values(o);
-        for (std::size_t i = 0; i < o.num_subcarriers; ++i)
-            grid[o.bin_of(i)] = values[i];
-        fft.inverse(grid, time);
-        preamble_time = time;
     }
 };
 
@@ -298,9 +316,8 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         }
     };
     // The first frame of the samples: the search arms where the metric first passes
-    // kDetectMetric (noise alone gives about 1 / (L B)) and takes the peak within one
-    // symbol from there, so a later, stronger frame is left for the next call.
-    constexpr double kDetectMetric = 0.5;
+    // kPreambleDetectMetric and takes the peak within one symbol from there, so a later,
+    // stronger frame is left for the next call.
     double best_metric = -1.0;
     std::size_t coarse = 0, armed_until = 0;
     bool armed = false;
@@ -311,7 +328,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         double energy;
         correlate(d, p, energy);
         const double metric = energy > 0.0 ? std::norm(p) / (energy * energy) : 0.0;
-        if (!armed && metric >= kDetectMetric) {
+        if (!armed && metric >= kPreambleDetectMetric) {
             armed = true;
             armed_until = d + o.symbol_samples();
         }
@@ -360,7 +377,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     if (body < cp || body - cp > last_start)
         return false;
     const std::size_t start = body - cp; // the frame's first sample
-    const std::size_t advance = cp / 2;
+    const std::size_t advance = window_advance(o);
     // The CFO again from the window the FFTs will use: free of the neighbouring symbols,
     // unlike the coarse position, which may reach into the pilot symbol.
     correlate(body - advance, p, energy);
@@ -384,15 +401,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     // edges) over the used subcarriers. The early window turns bin k by
     // e^{-j 2 pi k advance / N}, a steep known ramp: it is taken out before interpolating
     // and put back after, so that the interpolation sees only the channel's own slope.
-    std::vector<cf32> ramp(nsc);
-    for (std::size_t i = 0; i < nsc; ++i) {
-        const double k =
-            double(static_cast<long>(o.bin_of(i)) >= static_cast<long>(N / 2)
-                       ? static_cast<long>(o.bin_of(i)) - static_cast<long>(N)
-                       : static_cast<long>(o.bin_of(i)));
-        const double ph = -kTwoPi * k * double(advance) / double(N);
-        ramp[i] = cf32(float(std::cos(ph)), float(std::sin(ph)));
-    }
+    const std::vector<cf32> ramp = window_ramp(o);
     std::vector<cf32>& grid = m.grid;
     out.h.assign(nsc * B * U, cf32(0.0f, 0.0f));
     for (std::size_t b = 0; b < B; ++b) {

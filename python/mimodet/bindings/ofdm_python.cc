@@ -9,7 +9,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(b7f7abbdcd39bc6dd40b5bafe26c6cc0) */
+/* BINDTOOL_HEADER_FILE_HASH(0abc1f31d921172cf9921512f838fa33) */
 
 #include <mimodet/ofdm.h>
 #include <pybind11/numpy.h>
