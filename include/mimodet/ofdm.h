@@ -69,9 +69,10 @@ std::vector<cf32> preamble_values(const OfdmConfig& c);
 std::vector<cf32> preamble_time(const OfdmConfig& c);
 
 /*! The receivers' shared rules (CPU OfdmReceiver and the GPU chain):
- * - a frame is detected where the Schmidl & Cox metric |P|^2 / R^2 first reaches
- *   kPreambleDetectMetric (noise alone gives about 1 / (fft_size/2 B)); its coarse timing
- *   is the metric's peak within one symbol from there;
+ * - a frame is detected where the Schmidl & Cox metric |P|^2 / (R1 R2) (R1, R2 the
+ *   energies of the body's two halves; at most 1) first reaches kPreambleDetectMetric
+ *   (noise alone gives about 1 / (fft_size/2 B)); its coarse timing is the metric's peak
+ *   within one symbol from there;
  * - each FFT window starts window_advance() samples into the cyclic prefix, so a delay
  *   spread up to that stays inside it; window_ramp()[i] is the phase ramp that the early
  *   window puts on used subcarrier i, taken out before the channel interpolation. */

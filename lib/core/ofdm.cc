@@ -302,19 +302,24 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     const std::size_t last_start = samples - o.frame_samples();
 
     // Schmidl & Cox over all antennas: the preamble body has two identical halves, so
-    // P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks (|P|^2 / R^2 -> 1) across the CP
-    // plateau. d is the body's first sample; a frame starts cp earlier.
-    auto correlate = [&](std::size_t d, std::complex<double>& p, double& energy) {
-        p = 0.0;
-        energy = 0.0;
-        for (std::size_t b = 0; b < B; ++b) {
-            const cf32* r = antennas[b] + d;
-            for (std::size_t k = 0; k < L; ++k) {
-                p += std::complex<double>(std::conj(r[k]) * r[k + L]);
-                energy += std::norm(r[k + L]);
+    // P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks across the CP plateau. d is the
+    // body's first sample; a frame starts cp earlier. The metric |P|^2 / (R1 R2), R1 and
+    // R2 the energies of the two halves, is at most 1 (Cauchy-Schwarz) and reaches it on
+    // the plateau; normalized by the second half's energy alone (R2^2) it also rises
+    // where a burst ends (a strong first half over a noise-only second half).
+    auto correlate =
+        [&](std::size_t d, std::complex<double>& p, double& first, double& second) {
+            p = 0.0;
+            first = second = 0.0;
+            for (std::size_t b = 0; b < B; ++b) {
+                const cf32* r = antennas[b] + d;
+                for (std::size_t k = 0; k < L; ++k) {
+                    p += std::complex<double>(std::conj(r[k]) * r[k + L]);
+                    first += std::norm(r[k]);
+                    second += std::norm(r[k + L]);
+                }
             }
-        }
-    };
+        };
     // The first frame of the samples: the search arms where the metric first passes
     // kPreambleDetectMetric and takes the peak within one symbol from there, so a later,
     // stronger frame is left for the next call.
@@ -325,9 +330,10 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         if (armed && d > armed_until)
             break;
         std::complex<double> p;
-        double energy;
-        correlate(d, p, energy);
-        const double metric = energy > 0.0 ? std::norm(p) / (energy * energy) : 0.0;
+        double first, second;
+        correlate(d, p, first, second);
+        const double metric =
+            first * second > 0.0 ? std::norm(p) / (first * second) : 0.0;
         if (!armed && metric >= kPreambleDetectMetric) {
             armed = true;
             armed_until = d + o.symbol_samples();
@@ -340,8 +346,8 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     if (!armed) // no two-halves structure stands out of the noise
         return false;
     std::complex<double> p;
-    double energy;
-    correlate(coarse, p, energy);
+    double first, second;
+    correlate(coarse, p, first, second);
     // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
     const double cfo = std::arg(p) / (kTwoPi / 2.0); // subcarrier spacings, |cfo| < 1
     const double step = -kTwoPi * cfo / double(N);
@@ -380,7 +386,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     const std::size_t advance = window_advance(o);
     // The CFO again from the window the FFTs will use: free of the neighbouring symbols,
     // unlike the coarse position, which may reach into the pilot symbol.
-    correlate(body - advance, p, energy);
+    correlate(body - advance, p, first, second);
     const double cfo_fine = std::arg(p) / (kTwoPi / 2.0);
     const double step_fine = -kTwoPi * cfo_fine / double(N);
 

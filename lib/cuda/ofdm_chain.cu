@@ -8,10 +8,10 @@
  * step by step, so the two can be compared frame by frame; see docs/receive-chain.md.
  * Device layouts, per pipelined window of W samples:
  *   input   [B][W]                     float2 (sc16 arrives as short2 and is converted)
- *   metric  [W - N + 1]                Schmidl & Cox |P|^2 / R^2 at every body position
- *   grid    [frame][B][1 + N_data][N]  FFTs of the pilot symbol and the data symbols
- *   h       [frame][N_sc][B][U],  y  [frame][N_data][N_sc][B],  llr [frame][LLR layout]
- * Positions inside a window are window-relative ints; the caller's are size_t. */
+ *   metric  [W - N + 1]                Schmidl & Cox |P|^2 / (R1 R2) at every body
+ * position grid    [frame][B][1 + N_data][N]  FFTs of the pilot symbol and the data
+ * symbols h       [frame][N_sc][B][U],  y  [frame][N_data][N_sc][B],  llr [frame][LLR
+ * layout] Positions inside a window are window-relative ints; the caller's are size_t. */
 
 #include "cuda_check.h"
 #include "cuda_detector.h"
@@ -46,8 +46,8 @@ constexpr int kTile = 1024;          // metric positions per block (and per tile
 constexpr int kSearchThreads = 1024; // the one block that walks the frames
 constexpr int kNoCrossing = INT_MAX;
 
-//! Prefix sums of the Schmidl & Cox terms, in float64: P and R of any window of L
-//! positions are then one difference, without cancellation at these lengths.
+//! Prefix sums of the Schmidl & Cox terms, in float64: P and the energy of any window of
+//! L positions are then one difference, without cancellation at these lengths.
 struct Sums {
     double re, im, energy;
 };
@@ -101,7 +101,8 @@ __device__ int argmax_index(unsigned long long key)
     return static_cast<int>(0xffffffffu - static_cast<unsigned>(key & 0xffffffffu));
 }
 
-//! P(d) and R(d) of the body starting at d: positions d .. d + L - 1 of the terms.
+//! Sums of the terms over positions d .. d + L - 1: P(d) of the body starting at d and
+//! the energy of its first half (that of the second half is the energy at d + L).
 __device__ Sums window_sums(const Sums* cum, int d, int L)
 {
     const Sums hi = cum[d + L - 1];
@@ -140,9 +141,9 @@ __device__ float2 load_sample(const short2* x, long long i, float scale)
 }
 __device__ float2 load_sample(const float2* x, long long i, float) { return x[i]; }
 
-//! terms[n] = sum_b conj(x_b[n]) x_b[n + L] and sum_b |x_b[n + L]|^2 (zero past the
-//! data). A pair with a NaN/Inf sample adds nothing: in a prefix sum it would poison
-//! every position after it, not only the windows that hold it.
+//! terms[n] = sum_b conj(x_b[n]) x_b[n + L] and sum_b |x_b[n]|^2 (zero past the data).
+//! A pair with a NaN/Inf sample adds nothing: in a prefix sum it would poison every
+//! position after it, not only the windows that hold it.
 template <typename Sample>
 __global__ void sc_terms_kernel(
     const Sample* x, float scale, Geometry g, int data, int count, Sums* terms)
@@ -151,19 +152,21 @@ __global__ void sc_terms_kernel(
     if (n >= count)
         return;
     Sums s{ 0.0, 0.0, 0.0 };
-    if (n + g.L < data)
-        for (int b = 0; b < g.B; ++b) {
-            const float2 a = load_sample(x, static_cast<long long>(b) * g.W + n, scale);
+    for (int b = 0; b < g.B && n < data; ++b) {
+        const float2 a = load_sample(x, static_cast<long long>(b) * g.W + n, scale);
+        const float energy = a.x * a.x + a.y * a.y;
+        if (isfinite(energy))
+            s.energy += energy;
+        if (n + g.L < data) {
             const float2 c =
                 load_sample(x, static_cast<long long>(b) * g.W + n + g.L, scale);
             const float re = a.x * c.x + a.y * c.y, im = a.x * c.y - a.y * c.x;
-            const float energy = c.x * c.x + c.y * c.y;
-            if (isfinite(re) && isfinite(im) && isfinite(energy)) {
+            if (isfinite(re) && isfinite(im)) {
                 s.re += re;
                 s.im += im;
-                s.energy += energy;
             }
         }
+    }
     terms[n] = s;
 }
 
@@ -178,9 +181,9 @@ __global__ void __launch_bounds__(kTile)
     __syncthreads();
     const int d = blockIdx.x * kTile + threadIdx.x;
     if (d < n_metric) {
-        const Sums p = window_sums(cum, d, L);
-        double m =
-            p.energy > 0.0 ? (p.re * p.re + p.im * p.im) / (p.energy * p.energy) : 0.0;
+        const Sums p = window_sums(cum, d, L); // P and the first half's energy
+        const double halves = p.energy * window_sums(cum, d + L, L).energy;
+        double m = halves > 0.0 ? (p.re * p.re + p.im * p.im) / halves : 0.0;
         if (!isfinite(m)) // NaN/Inf samples never make a frame
             m = 0.0;
         metric[d] = static_cast<float>(m);
@@ -636,7 +639,7 @@ struct CudaOfdmChain::Impl {
         pilots = upload_table<float2>(pilot_table.data(), pilot_table.size());
         ramp = upload_table<float2>(ramp_table.data(), ramp_table.size());
 
-        const std::size_t n_terms = width - geo.L;
+        const std::size_t n_terms = width;
         terms = std::make_unique<Buffer<Sums>>(n_terms, false);
         cum = std::make_unique<Buffer<Sums>>(n_terms, false);
         metric = std::make_unique<Buffer<float>>(width, false);
@@ -838,7 +841,7 @@ struct CudaOfdmChain::Impl {
         const int data = static_cast<int>(window_data(k, samples));
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(compute, s.uploaded, 0));
         MIMODET_CUDA_CHECK(cudaEventRecord(s.chain_begin, compute));
-        const int n_terms = static_cast<int>(width) - geo.L;
+        const int n_terms = static_cast<int>(width);
         sc_terms_kernel<<<blocks_for(n_terms, kThreads), kThreads, 0, compute>>>(
             x, scale, geo, data, n_terms, terms->get());
         MIMODET_CUDA_CHECK_LAUNCH("sc_terms_kernel");

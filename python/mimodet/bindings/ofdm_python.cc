@@ -9,7 +9,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(0abc1f31d921172cf9921512f838fa33) */
+/* BINDTOOL_HEADER_FILE_HASH(522db4d66b39a1e28f1977219f053d97) */
 
 #include <mimodet/ofdm.h>
 #include <pybind11/numpy.h>
