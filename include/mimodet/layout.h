@@ -29,8 +29,18 @@ constexpr const char* kChannelTagKey = "mimo_h";
 //! Tag key of the noise variance N0 (per complex sample, linear, same scale as y): PMT
 //! double.
 constexpr const char* kNoiseVarTagKey = "mimo_n0";
-//! Tag key of the frame index (PMT uint64) on the first item of each simulated frame.
+//! Tag key of the frame index (PMT uint64) on the first item of each simulated or
+//! received frame.
 constexpr const char* kFrameTagKey = "mimo_frame";
+//! Receive chain, on a frame's first item: the sample of input 0 where the frame (its
+//! preamble's cyclic prefix) begins (PMT uint64), its carrier offset in subcarrier
+//! spacings (PMT double) and, when the samples carried rx_time, its time in seconds (PMT
+//! double).
+constexpr const char* kFrameStartTagKey = "mimo_frame_start";
+constexpr const char* kCfoTagKey = "mimo_cfo";
+constexpr const char* kFrameTimeTagKey = "mimo_time";
+//! UHD's time tag (PMT tuple of uint64 full seconds and double fractional seconds).
+constexpr const char* kRxTimeTagKey = "rx_time";
 
 /*! Sizes of one detection problem: B receive antennas, U users (layers), N_sc subcarriers
  * and the bits per constellation symbol. A frame (coherence block) is N_sym OFDM symbols

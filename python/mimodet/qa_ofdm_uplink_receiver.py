@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The receive chain as a GNU Radio block: antenna streams in, the detector's items and
+channel tags out, against the core receiver walked over the same samples; rx_time gaps;
+and the chain feeding mmse_detector."""
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio import mimodet
+
+B, U, FFT, CP, NSC, ND = 6, 3, 128, 16, 96, 6
+
+
+def config():
+    return mimodet.ofdm_config(fft_size=FFT, cp_length=CP, num_subcarriers=NSC,
+                               num_data_symbols=ND, num_users=U, num_antennas=B)
+
+
+def stream(frames, snr_db=25.0, seed=5):
+    """Frames one after another (each after its own noise lead), with their truths."""
+    cfg = config()
+    parts, truths = [], []
+    for f in range(frames):
+        ch = mimodet.uplink_channel_config(snr_db=snr_db, cfo=0.11 * (-1) ** f,
+                                           lead_samples=50 + 61 * f, seed=seed + f)
+        frame = mimodet.uplink_simulator(cfg, ch).next_frame()
+        frame["frame_start"] += sum(p.shape[1] for p in parts)
+        parts.append(frame["rx"])
+        truths.append(frame)
+    return np.concatenate(parts, axis=1), truths
+
+
+def core_walk(rx):
+    """The core receiver from the end of each frame found, as the block walks."""
+    receiver, found, pos = mimodet.ofdm_receiver(config()), [], 0
+    while True:
+        r = receiver.receive(rx[:, pos:])
+        if r is None:
+            return found
+        r["frame_start"] += pos
+        found.append(r)
+        pos = r["frame_start"] + config().frame_samples()
+
+
+def rx_time(seconds):
+    return pmt.make_tuple(pmt.from_uint64(int(seconds)), pmt.from_double(seconds % 1.0))
+
+
+class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
+
+    def run_block(self, rx, tags=(), samp_rate=0.0):
+        tb = gr.top_block()
+        block = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND, samp_rate)
+        for b in range(B):
+            src = blocks.vector_source_c(rx[b].tolist(), False, 1, list(tags) if b == 0 else [])
+            tb.connect(src, (block, b))
+        sink = blocks.vector_sink_c(NSC * B)
+        tb.connect(block, sink)
+        tb.run()
+        return block, np.array(sink.data()).reshape(-1, NSC, B), sink.tags()
+
+    def tags_by_key(self, tags):
+        by = {}
+        for t in tags:
+            by.setdefault(pmt.symbol_to_string(t.key), []).append(t)
+        return by
+
+    def test_001_frames_and_tags_as_the_core_receiver(self):
+        rx, truths = stream(4)
+        want = core_walk(rx)
+        self.assertEqual(len(want), 4)
+        block, items, tags = self.run_block(rx)
+        self.assertEqual(block.frames(), 4)
+        self.assertEqual(items.shape[0], 4 * ND)
+        by = self.tags_by_key(tags)
+        for key in (mimodet.CHANNEL_TAG, mimodet.NOISE_VAR_TAG, mimodet.FRAME_TAG,
+                    "mimo_frame_start", "mimo_cfo"):
+            self.assertEqual([t.offset for t in by[key]], [ND * f for f in range(4)], key)
+        self.assertNotIn("mimo_time", by)  # no rx_time in these samples
+        for f, (w, truth) in enumerate(zip(want, truths)):
+            np.testing.assert_array_equal(items[f * ND:(f + 1) * ND], w["y"])
+            h = np.array(pmt.c32vector_elements(by[mimodet.CHANNEL_TAG][f].value))
+            np.testing.assert_array_equal(h, w["h"].ravel())
+            self.assertAlmostEqual(pmt.to_double(by[mimodet.NOISE_VAR_TAG][f].value),
+                                   w["n0"], places=6)
+            self.assertEqual(pmt.to_uint64(by[mimodet.FRAME_TAG][f].value), f)
+            start = pmt.to_uint64(by["mimo_frame_start"][f].value)
+            self.assertEqual(start, w["frame_start"])
+            # The strongest path sets the timing: within the delay spread (9 samples).
+            self.assertLessEqual(abs(int(start) - truth["frame_start"]), CP // 2)
+            self.assertAlmostEqual(pmt.to_double(by["mimo_cfo"][f].value), w["cfo"])
+        self.assertAlmostEqual(block.last_cfo(), want[-1]["cfo"])
+
+    def test_002_no_frame_across_an_rx_time_gap(self):
+        rate = 1e6
+        rx, truths = stream(3)
+        # 700 samples lost in the middle of frame 1: its samples after the gap are the
+        # radio's later ones, so the frame must not be assembled.
+        gap_at = truths[1]["frame_start"] + config().frame_samples() // 2
+        tags = [mimodet.make_tag(0, "rx_time", rx_time(5.0)),
+                mimodet.make_tag(gap_at, "rx_time", rx_time(5.0 + (gap_at + 700) / rate))]
+        block, items, out_tags = self.run_block(rx, tags, samp_rate=rate)
+        self.assertEqual(block.gaps(), 1)
+        self.assertEqual(block.lost_samples(), 700)
+        by = self.tags_by_key(out_tags)
+        starts = [pmt.to_uint64(t.value) for t in by["mimo_frame_start"]]
+        self.assertEqual(len(starts), 2)  # frames 0 and 2, within the delay spread
+        for start, truth in zip(starts, (truths[0], truths[2])):
+            self.assertLessEqual(abs(int(start) - truth["frame_start"]), CP // 2)
+        self.assertEqual(items.shape[0], 2 * ND)
+        # Each frame's time from the rx_time in force: after the gap, the later clock.
+        times = [pmt.to_double(t.value) for t in by["mimo_time"]]
+        self.assertAlmostEqual(times[0], 5.0 + starts[0] / rate, places=9)
+        self.assertAlmostEqual(times[1], 5.0 + (starts[1] + 700) / rate, places=9)
+
+    def test_003_a_retag_without_lost_samples_is_no_gap(self):
+        rate = 1e6
+        rx, _ = stream(2)
+        tags = [mimodet.make_tag(0, "rx_time", rx_time(1.0)),
+                mimodet.make_tag(3000, "rx_time", rx_time(1.0 + 3000 / rate))]
+        block, items, _ = self.run_block(rx, tags, samp_rate=rate)
+        self.assertEqual(block.gaps(), 0)
+        self.assertEqual(block.frames(), 2)
+
+    def test_004_feeds_the_detector(self):
+        rx, truths = stream(3, snr_db=22.0, seed=9)
+        tb = gr.top_block()
+        block = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND)
+        for b in range(B):
+            tb.connect(blocks.vector_source_c(rx[b].tolist()), (block, b))
+        det = mimodet.mmse_detector(B, U, NSC, "16qam", "chol", 3, "cpu")
+        sink = blocks.vector_sink_f(NSC * U * 4)
+        tb.connect(block, det, sink)
+        tb.run()
+        llr = np.array(sink.data()).reshape(3, ND, NSC, U, 4)
+        bits = np.stack([t["bits"] for t in truths])
+        ber = np.mean((llr > 0) != (bits != 0))
+        self.assertLess(ber, 0.01)
+
+    def test_005_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            mimodet.ofdm_uplink_receiver(0, U, FFT, CP, NSC, ND)
+        with self.assertRaises(ValueError):
+            mimodet.ofdm_uplink_receiver(B, U, FFT, CP, FFT, ND)  # N_sc must be < fft_size
+        with self.assertRaises(ValueError):
+            mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND, -1.0)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_ofdm_uplink_receiver)
