@@ -395,3 +395,25 @@ TEST(CudaOfdmChain, NoiseShortInputAndBadArgumentsAreHandled)
     EXPECT_THROW(cuda::CudaOfdmChain(bad, detector(DetectorMode::chol)),
                  std::invalid_argument);
 }
+
+TEST(CudaOfdmChain, SamplesStartingInsideAFrameGiveOnlyTheWholeFrames)
+{
+    SKIP_WITHOUT_GPU();
+    const OfdmConfig o = small_config();
+    Stream s = make_stream(o, 25.0, 0.2, 4, 71);
+    // Start halfway through frame 0: its end (signal, then noise) is the first thing
+    // searched, where a metric normalized by one half's energy would rise.
+    const std::size_t cut = s.starts[0] + o.frame_samples() / 2;
+    for (auto& a : s.rx)
+        a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(cut));
+    const auto cpu = cpu_walk(o, s.rx);
+    ASSERT_EQ(cpu.size(), 3u);
+    cuda::CudaOfdmChain chain(o, detector(DetectorMode::chol));
+    const auto gpu =
+        run_chain(chain, pointers(s.rx), cuda::SampleFormat::cf32, s.rx[0].size(), 8);
+    expect_matches_cpu(gpu, cpu, o, 1e-4, "from inside a frame");
+    for (std::size_t f = 0; f < gpu.frames.size(); ++f)
+        EXPECT_LE(std::abs(static_cast<long>(gpu.frames[f].start + cut) -
+                           static_cast<long>(s.starts[f + 1])),
+                  static_cast<long>(o.cp_length / 2));
+}
