@@ -5,7 +5,7 @@
 """
 gr-mimodet: GPU-accelerated MIMO detectors for GNU Radio.
 
-Blocks: mmse_detector, mimo_channel_sim, ber_meter, antennas_to_tensor.
+Blocks: mmse_detector, mimo_channel_sim, ber_meter, antennas_to_tensor, ofdm_uplink_receiver.
 Core helpers: simulate_ber, gpu_available; BER sweeps and plots in gnuradio.mimodet.ber_sweep;
 multi-channel SigMF captures (read, write, replay) in gnuradio.mimodet.sigmf.
 Tensor layouts and tag keys: docs/data-contract.md (CHANNEL_TAG, NOISE_VAR_TAG, FRAME_TAG).
