@@ -99,6 +99,10 @@ ofdm_uplink_receiver_impl::ofdm_uplink_receiver_impl(const ::mimodet::OfdmConfig
     // A frame's items go out together, tagged by this block; input tags (rx_time, ...)
     // describe samples, not these items.
     set_output_multiple(static_cast<int>(config.num_data_symbols));
+    // N_data items per frame of samples at most: GNU Radio sizes the upstream buffers
+    // from this rate and the output multiple (twice a frame's samples), without which a
+    // frame longer than the default buffer (8191 samples) could never be searched.
+    set_relative_rate(config.num_data_symbols, config.frame_samples());
     set_tag_propagation_policy(TPP_DONT);
 }
 

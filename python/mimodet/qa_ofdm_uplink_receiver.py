@@ -7,6 +7,8 @@
 channel tags out, against the core receiver walked over the same samples; rx_time gaps;
 and the chain feeding mmse_detector."""
 
+import time
+
 import numpy as np
 import pmt
 from gnuradio import blocks, gr, gr_unittest
@@ -142,7 +144,31 @@ class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
         ber = np.mean((llr > 0) != (bits != 0))
         self.assertLess(ber, 0.01)
 
-    def test_005_bad_arguments(self):
+    def test_005_frames_longer_than_a_default_buffer(self):
+        # LTE 20 MHz numerology: 35072 samples a frame, more than GNU Radio's default
+        # buffer; the block's rate must make the scheduler size its input buffers.
+        cfg = mimodet.ofdm_config(fft_size=2048, cp_length=144, num_subcarriers=1200,
+                                  num_data_symbols=14, num_users=2, num_antennas=2)
+        rx = np.concatenate([mimodet.uplink_simulator(
+            cfg, mimodet.uplink_channel_config(snr_db=25.0, seed=20 + f)).next_frame()["rx"]
+            for f in range(2)], axis=1)
+        tb = gr.top_block()
+        block = mimodet.ofdm_uplink_receiver(2, 2, 2048, 144, 1200, 14)
+        for b in range(2):
+            tb.connect(blocks.vector_source_c(rx[b].tolist()), (block, b))
+        sink = blocks.vector_sink_c(1200 * 2)
+        tb.connect(block, sink)
+        tb.start()
+        deadline = time.monotonic() + 60.0  # a stalled scheduler never ends by itself
+        expected = 2 * 14 * 1200 * 2
+        while len(sink.data()) < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tb.stop()
+        tb.wait()
+        self.assertEqual(block.frames(), 2)
+        self.assertEqual(len(sink.data()), expected)
+
+    def test_006_bad_arguments(self):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_receiver(0, U, FFT, CP, NSC, ND)
         with self.assertRaises(ValueError):
