@@ -8,6 +8,7 @@
  * and its LLRs against the CPU detector on the chain's own tensors. Skipped (not failed)
  * on machines without a usable GPU, e.g. CI; run for real by scripts/device-run. */
 
+#include "ofdm_stream.h"
 #include <cuda/cuda_detector.h>
 #include <cuda/cuda_ofdm_chain.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,9 @@
 #include <limits>
 
 using namespace mimodet;
+using test::cpu_walk;
+using test::make_stream;
+using test::Stream;
 
 namespace {
 
@@ -40,57 +44,6 @@ OfdmConfig small_config()
     o.num_antennas = 8;
     o.modulation = Modulation::qam16;
     return o;
-}
-
-//! Frames one after another, each after its own stretch of noise (lead), as one stream.
-struct Stream {
-    std::vector<std::vector<cf32>> rx; //!< [B][samples]
-    std::vector<std::size_t> starts;   //!< true frame starts
-    std::vector<UplinkFrame> truth;
-};
-
-Stream make_stream(
-    const OfdmConfig& o, double snr_db, double cfo, int frames, std::uint64_t seed)
-{
-    Stream s;
-    s.rx.assign(o.num_antennas, {});
-    for (int f = 0; f < frames; ++f) {
-        UplinkChannelConfig ch;
-        ch.snr_db = snr_db;
-        ch.cfo = cfo * (f % 2 ? -1.0 : 1.0);
-        ch.lead_samples = 40 + 173 * static_cast<std::size_t>(f);
-        ch.seed = seed + static_cast<std::uint64_t>(f);
-        UplinkSimulator sim(o, ch);
-        UplinkFrame frame;
-        sim.next_frame(frame);
-        s.starts.push_back(s.rx[0].size() + frame.frame_start);
-        for (std::size_t b = 0; b < o.num_antennas; ++b)
-            s.rx[b].insert(s.rx[b].end(), frame.rx[b].begin(), frame.rx[b].end());
-        s.truth.push_back(std::move(frame));
-    }
-    return s;
-}
-
-//! OfdmReceiver::receive from the end of each frame found, as apps/mimodet_rx walks.
-std::vector<OfdmReception> cpu_walk(const OfdmConfig& o,
-                                    const std::vector<std::vector<cf32>>& rx)
-{
-    OfdmReceiver receiver(o);
-    std::vector<OfdmReception> found;
-    const std::size_t total = rx[0].size();
-    std::size_t pos = 0;
-    while (pos < total) {
-        std::vector<const cf32*> at;
-        for (const auto& a : rx)
-            at.push_back(a.data() + pos);
-        OfdmReception r;
-        if (!receiver.receive(at, total - pos, r))
-            break;
-        r.frame_start += pos;
-        pos = r.frame_start + o.frame_samples();
-        found.push_back(std::move(r));
-    }
-    return found;
 }
 
 struct ChainRun {

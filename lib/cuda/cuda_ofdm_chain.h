@@ -92,11 +92,14 @@ public:
      * per sample). Finds the frames in them one after another, as repeated
      * OfdmReceiver::receive calls from the end of each frame found would, detects each
      * and writes its LLRs (and h, y when asked) at its index. Stops after
-     * outputs.max_frames frames. Returns the frames, in order. */
+     * outputs.max_frames frames. Returns the frames, in order. `next` (optional) receives
+     * the sample a later call on samples that continue these should start from (see
+     * UplinkDetector::process). */
     std::vector<ChainFrame> process(const std::vector<const void*>& antennas,
                                     SampleFormat format,
                                     std::size_t samples,
-                                    const ChainOutputs& outputs);
+                                    const ChainOutputs& outputs,
+                                    std::size_t* next = nullptr);
 
     const OfdmConfig& config() const;
     ChainTimes last_times() const;

@@ -1041,7 +1041,8 @@ std::size_t CudaOfdmChain::frames_per_window_max() const
 std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& antennas,
                                                SampleFormat format,
                                                std::size_t samples,
-                                               const ChainOutputs& out)
+                                               const ChainOutputs& out,
+                                               std::size_t* next)
 {
     Impl& m = *d_impl;
     if (antennas.size() != m.ofdm.num_antennas)
@@ -1057,6 +1058,8 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
                                     std::to_string(out.max_frames) + " frames");
     std::vector<ChainFrame> frames;
     m.times = ChainTimes{};
+    if (next)
+        *next = 0;
     if (!out.max_frames || !m.window_exists(0, samples))
         return frames;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
@@ -1069,17 +1072,28 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     if (m.window_exists(1, samples))
         m.issue_upload(1, antennas, format, samples);
     m.issue_chain(0, format, samples);
+    bool full = false;
     for (std::size_t k = 0; m.window_exists(k, samples); ++k) {
         if (m.window_exists(k + 2, samples))
             m.issue_upload(k + 2, antennas, format, samples);
         if (m.window_exists(k + 1, samples))
             m.issue_chain(k + 1, format, samples);
-        if (!m.issue_detection(k, out, frames))
+        if (!m.issue_detection(k, out, frames)) {
+            full = true;
             break;
+        }
     }
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.upload));
+    if (next) {
+        // Full: the frames after the last one returned are found again from its end.
+        // Otherwise every crossing up to the last body position whose frame fits was
+        // searched (see issue_chain's limits).
+        const std::size_t frame = m.ofdm.frame_samples();
+        const std::size_t after_last = frames.empty() ? 0 : frames.back().start + frame;
+        *next = full ? after_last : std::max(after_last, samples - frame + 1);
+    }
     return frames;
 }
 

@@ -3,9 +3,10 @@
 # Copyright 2026 gr-mimodet authors.
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-"""The receive chain as a GNU Radio block: antenna streams in, the detector's items and
-channel tags out, against the core receiver walked over the same samples; rx_time gaps;
-and the chain feeding mmse_detector."""
+"""The receive chain as GNU Radio blocks: ofdm_uplink_receiver (antenna streams in, the
+detector's items and channel tags out) against the core receiver walked over the same
+samples, rx_time gaps, feeding mmse_detector; and ofdm_uplink_detector (the chain and the
+detector in one) against the two blocks in a row."""
 
 import time
 
@@ -154,21 +155,80 @@ class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
             for f in range(2)], axis=1)
         tb = gr.top_block()
         block = mimodet.ofdm_uplink_receiver(2, 2, 2048, 144, 1200, 14)
+        detector = mimodet.ofdm_uplink_detector(2, 2, 2048, 144, 1200, 14, backend="cpu")
         for b in range(2):
-            tb.connect(blocks.vector_source_c(rx[b].tolist()), (block, b))
-        sink = blocks.vector_sink_c(1200 * 2)
+            src = blocks.vector_source_c(rx[b].tolist())
+            tb.connect(src, (block, b))
+            tb.connect(src, (detector, b))
+        sink, llr = blocks.vector_sink_c(1200 * 2), blocks.vector_sink_f(1200 * 2 * 4)
         tb.connect(block, sink)
+        tb.connect(detector, llr)
         tb.start()
         deadline = time.monotonic() + 60.0  # a stalled scheduler never ends by itself
         expected = 2 * 14 * 1200 * 2
-        while len(sink.data()) < expected and time.monotonic() < deadline:
+        while (len(sink.data()) < expected or len(llr.data()) < 4 * expected) \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
         tb.stop()
         tb.wait()
         self.assertEqual(block.frames(), 2)
+        self.assertEqual(detector.frames(), 2)
         self.assertEqual(len(sink.data()), expected)
+        self.assertEqual(len(llr.data()), 4 * expected)
 
-    def test_006_bad_arguments(self):
+    def test_006_the_detector_block_is_the_receiver_then_the_detector(self):
+        rate = 1e6
+        rx, truths = stream(4, snr_db=22.0, seed=31)
+        gap_at = truths[2]["frame_start"] + 300  # frame 2 is cut by a gap
+        tags = [mimodet.make_tag(0, "rx_time", rx_time(2.0)),
+                mimodet.make_tag(gap_at, "rx_time", rx_time(2.0 + (gap_at + 50) / rate))]
+        # Reference: the receiver block, then mmse_detector on the CPU.
+        _, items, ref_tags = self.run_block(rx, tags, samp_rate=rate)
+        tb = gr.top_block()
+        src = blocks.vector_source_c(items.ravel().tolist(), False, NSC * B, ref_tags)
+        det = mimodet.mmse_detector(B, U, NSC, "16qam", "cg", 3, "cpu")
+        want = blocks.vector_sink_f(NSC * U * 4)
+        tb.connect(src, det, want)
+        tb.run()
+        # The one block on the CPU: the same LLRs, bit for bit, and the same frames.
+        tb = gr.top_block()
+        block = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "cg", 3, "cpu",
+                                             rate)
+        self.assertEqual(block.implementation(), "cpu-cg")
+        for b in range(B):
+            tb.connect(blocks.vector_source_c(rx[b].tolist(), False, 1,
+                                              list(tags) if b == 0 else []), (block, b))
+        got = blocks.vector_sink_f(NSC * U * 4)
+        tb.connect(block, got)
+        tb.run()
+        self.assertEqual(block.frames(), 3)
+        self.assertEqual(block.gaps(), 1)
+        self.assertEqual(block.lost_samples(), 50)
+        np.testing.assert_array_equal(np.array(got.data()), np.array(want.data()))
+        by, ref = self.tags_by_key(got.tags()), self.tags_by_key(ref_tags)
+        for key in (mimodet.FRAME_TAG, "mimo_frame_start", "mimo_cfo", mimodet.NOISE_VAR_TAG,
+                    "mimo_time"):
+            self.assertEqual([t.offset for t in by[key]], [t.offset for t in ref[key]], key)
+            self.assertEqual([pmt.to_python(t.value) for t in by[key]],
+                             [pmt.to_python(t.value) for t in ref[key]], key)
+        bits = np.stack([truths[f]["bits"] for f in (0, 1, 3)])
+        llr = np.array(got.data()).reshape(bits.shape)
+        self.assertLess(np.mean((llr > 0) != (bits != 0)), 0.02)
+
+    def test_007_detector_backends(self):
+        auto = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND)
+        if mimodet.gpu_available()[0]:
+            self.assertEqual(auto.implementation(), "cuda-chol")
+        else:
+            self.assertEqual(auto.implementation(), "cpu-chol")
+            with self.assertRaisesRegex(RuntimeError, "backend 'cuda' requested"):
+                mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, backend="cuda")
+        with self.assertRaises(ValueError):
+            mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, modulation="8psk")
+        with self.assertRaises(ValueError):
+            mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, mode="ml")
+
+    def test_008_bad_arguments(self):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_receiver(0, U, FFT, CP, NSC, ND)
         with self.assertRaises(ValueError):

@@ -1,0 +1,81 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_OFDM_UPLINK_DETECTOR_H
+#define INCLUDED_MIMODET_OFDM_UPLINK_DETECTOR_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimodet/api.h>
+#include <cstdint>
+#include <string>
+
+namespace gr {
+namespace mimodet {
+
+/*!
+ * \brief The OFDM uplink receive chain and the MMSE detector in one block: B antenna
+ * streams in, LLRs out, on a GPU when one is usable.
+ * \ingroup mimodet
+ *
+ * \details
+ * What ofdm_uplink_receiver followed by mmse_detector do, in one block, so that on a GPU
+ * the samples cross to the device once and only the LLRs come back (the GPU receive
+ * chain, docs/receive-chain.md); on the CPU, the same two steps of the core. Inputs: B
+ * time-aligned complex antenna streams. Output: per frame found, N_data LLR items of
+ * [N_sc][U][Q] float32 (docs/data-contract.md), the first tagged with mimo_frame,
+ * mimo_frame_start, mimo_cfo, mimo_n0 and, once an rx_time tag was seen, mimo_time.
+ * rx_time gaps as in ofdm_uplink_receiver (samp_rate > 0).
+ */
+class MIMODET_API ofdm_uplink_detector : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<ofdm_uplink_detector> sptr;
+
+    /*!
+     * \param num_antennas B, the number of inputs
+     * \param num_users U
+     * \param fft_size FFT length
+     * \param cp_length cyclic prefix, samples
+     * \param num_subcarriers N_sc used subcarriers around DC (even, < fft_size)
+     * \param num_data_symbols N_data OFDM data symbols per frame
+     * \param modulation "bpsk", "qpsk", "16qam", "64qam" or "256qam"
+     * \param mode "chol", "cg", "cr" or "zf"
+     * \param iterations CG/CR iterations
+     * \param backend "auto" (a GPU when usable, else the CPU with one warning), "cpu" or
+     *        "cuda" (an error when no GPU is usable)
+     * \param samp_rate the inputs' sample rate, for rx_time gaps (0: ignore rx_time)
+     * \param llr_positive_means_one LLR sign (docs/data-contract.md)
+     * \param llr_clip |LLR| limit, 0 for none
+     * \param device CUDA device of the GPU backend
+     */
+    static sptr make(int num_antennas,
+                     int num_users,
+                     int fft_size,
+                     int cp_length,
+                     int num_subcarriers,
+                     int num_data_symbols,
+                     const std::string& modulation = "16qam",
+                     const std::string& mode = "chol",
+                     int iterations = 3,
+                     const std::string& backend = "auto",
+                     double samp_rate = 0.0,
+                     bool llr_positive_means_one = true,
+                     float llr_clip = 0.0f,
+                     int device = 0);
+
+    //! "cuda-chol", "cpu-cg", ...: where the chain runs.
+    virtual std::string implementation() const = 0;
+    virtual std::uint64_t frames() const = 0;       //!< frames detected so far
+    virtual std::uint64_t gaps() const = 0;         //!< rx_time gaps seen
+    virtual std::uint64_t lost_samples() const = 0; //!< samples the gaps lost
+    virtual double last_cfo() const = 0;            //!< of the last frame, spacings
+    virtual double last_n0() const = 0;             //!< of the last frame
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif

@@ -1,0 +1,157 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "ofdm_uplink_detector_impl.h"
+#include <gnuradio/io_signature.h>
+#include <mimodet/layout.h>
+#include <pmt/pmt.h>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
+                                                      int num_users,
+                                                      int fft_size,
+                                                      int cp_length,
+                                                      int num_subcarriers,
+                                                      int num_data_symbols,
+                                                      const std::string& modulation,
+                                                      const std::string& mode,
+                                                      int iterations,
+                                                      const std::string& backend,
+                                                      double samp_rate,
+                                                      bool llr_positive_means_one,
+                                                      float llr_clip,
+                                                      int device)
+{
+    const std::string name = "ofdm_uplink_detector";
+    if (!(samp_rate >= 0.0) || !std::isfinite(samp_rate))
+        throw std::invalid_argument(name +
+                                    ": samp_rate must be >= 0 (0: ignore rx_time), "
+                                    "got " +
+                                    std::to_string(samp_rate));
+    if (iterations < 0)
+        throw std::invalid_argument(name + ": iterations must be >= 0");
+    ::mimodet::OfdmConfig ofdm = ofdm_config_of(name,
+                                                num_antennas,
+                                                num_users,
+                                                fft_size,
+                                                cp_length,
+                                                num_subcarriers,
+                                                num_data_symbols);
+    ::mimodet::DetectorConfig det;
+    try {
+        ofdm.modulation = ::mimodet::parse_modulation(modulation);
+        det.mode = ::mimodet::parse_detector_mode(mode);
+        det.backend = ::mimodet::parse_backend(backend);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(name + ": " + e.what());
+    }
+    det.iterations = static_cast<unsigned>(iterations);
+    det.llr_sign = llr_positive_means_one ? ::mimodet::LlrSign::positive_means_one
+                                          : ::mimodet::LlrSign::positive_means_zero;
+    det.llr_clip = llr_clip;
+    det.devices = { device };
+    std::string fallback;
+    auto chain = ::mimodet::make_uplink_detector(ofdm, det, &fallback);
+    auto block =
+        gnuradio::make_block_sptr<ofdm_uplink_detector_impl>(std::move(chain), samp_rate);
+    if (!fallback.empty())
+        block->d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
+                              fallback);
+    return block;
+}
+
+ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
+    std::unique_ptr<::mimodet::UplinkDetector> chain, double samp_rate)
+    : gr::block(
+          "ofdm_uplink_detector",
+          gr::io_signature::make(static_cast<int>(chain->ofdm().num_antennas),
+                                 static_cast<int>(chain->ofdm().num_antennas),
+                                 sizeof(gr_complex)),
+          gr::io_signature::make(1, 1, sizeof(float) * chain->ofdm().dims().llr_items())),
+      d_chain(std::move(chain)),
+      d_config(d_chain->ofdm()),
+      d_gaps(samp_rate)
+{
+    set_output_multiple(static_cast<int>(d_config.num_data_symbols));
+    // N_data items per frame of samples: GNU Radio sizes the input buffers from it
+    // (twice a frame's samples), see ofdm_uplink_receiver.
+    set_relative_rate(d_config.num_data_symbols, d_config.frame_samples());
+    set_tag_propagation_policy(TPP_DONT);
+}
+
+void ofdm_uplink_detector_impl::forecast(int, gr_vector_int& ninput_items_required)
+{
+    std::fill(ninput_items_required.begin(),
+              ninput_items_required.end(),
+              static_cast<int>(d_config.frame_samples()));
+}
+
+int ofdm_uplink_detector_impl::general_work(int noutput_items,
+                                            gr_vector_int& ninput_items,
+                                            gr_vector_const_void_star& input_items,
+                                            gr_vector_void_star& output_items)
+{
+    const std::size_t nd = d_config.num_data_symbols, frame = d_config.frame_samples();
+    const std::uint64_t first = nitems_read(0);
+    const std::size_t available = static_cast<std::size_t>(
+        *std::min_element(ninput_items.begin(), ninput_items.end()));
+    std::vector<gr::tag_t> times;
+    if (d_gaps.enabled())
+        get_tags_in_range(
+            times, 0, first, first + available, pmt::intern(::mimodet::kRxTimeTagKey));
+    const std::size_t usable =
+        d_gaps.samples_before_gap(times, first, available, d_logger);
+
+    std::vector<const ::mimodet::cf32*> at(d_config.num_antennas);
+    for (std::size_t b = 0; b < at.size(); ++b)
+        at[b] = static_cast<const gr_complex*>(input_items[b]);
+    std::size_t next = 0;
+    const auto found = d_chain->process(at,
+                                        usable,
+                                        static_cast<float*>(output_items[0]),
+                                        static_cast<std::size_t>(noutput_items) / nd,
+                                        next);
+    for (std::size_t f = 0; f < found.size(); ++f) {
+        const std::uint64_t item = nitems_written(0) + f * nd;
+        const std::uint64_t start = first + found[f].start;
+        add_item_tag(0,
+                     item,
+                     pmt::intern(::mimodet::kFrameTagKey),
+                     pmt::from_uint64(d_frames.load()));
+        add_item_tag(
+            0, item, pmt::intern(::mimodet::kFrameStartTagKey), pmt::from_uint64(start));
+        add_item_tag(
+            0, item, pmt::intern(::mimodet::kCfoTagKey), pmt::from_double(found[f].cfo));
+        add_item_tag(0,
+                     item,
+                     pmt::intern(::mimodet::kNoiseVarTagKey),
+                     pmt::from_double(found[f].n0));
+        double seconds = 0.0;
+        if (d_gaps.time_of(start, seconds))
+            add_item_tag(0,
+                         item,
+                         pmt::intern(::mimodet::kFrameTimeTagKey),
+                         pmt::from_double(seconds));
+        ++d_frames;
+        d_last_cfo = found[f].cfo;
+        d_last_n0 = found[f].n0;
+    }
+    // Before a gap, what cannot hold a whole frame any more is dropped.
+    std::size_t consumed = next;
+    if (usable < available && usable - consumed < frame)
+        consumed = usable;
+    consume_each(static_cast<int>(consumed));
+    return static_cast<int>(found.size() * nd);
+}
+
+} // namespace mimodet
+} // namespace gr

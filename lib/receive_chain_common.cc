@@ -1,0 +1,114 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "receive_chain_common.h"
+#include <pmt/pmt.h>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+
+//! rx_time as UHD writes it: (uint64 full seconds, double fractional seconds).
+bool rx_time_seconds(const pmt::pmt_t& value, double& seconds)
+{
+    if (!pmt::is_tuple(value) || pmt::length(value) != 2)
+        return false;
+    const pmt::pmt_t full = pmt::tuple_ref(value, 0), frac = pmt::tuple_ref(value, 1);
+    if (!(pmt::is_uint64(full) || pmt::is_integer(full)) || !pmt::is_real(frac))
+        return false;
+    seconds = static_cast<double>(pmt::is_uint64(full) ? pmt::to_uint64(full)
+                                                       : pmt::to_long(full)) +
+              pmt::to_double(frac);
+    return true;
+}
+
+} // namespace
+
+::mimodet::OfdmConfig ofdm_config_of(const std::string& block,
+                                     int num_antennas,
+                                     int num_users,
+                                     int fft_size,
+                                     int cp_length,
+                                     int num_subcarriers,
+                                     int num_data_symbols)
+{
+    for (int v : { num_antennas, num_users, fft_size, num_subcarriers, num_data_symbols })
+        if (v <= 0)
+            throw std::invalid_argument(
+                block + ": num_antennas, num_users, fft_size, "
+                        "num_subcarriers and num_data_symbols must be > 0");
+    if (cp_length < 0)
+        throw std::invalid_argument(block + ": cp_length must be >= 0");
+    ::mimodet::OfdmConfig c;
+    c.num_antennas = static_cast<std::size_t>(num_antennas);
+    c.num_users = static_cast<std::size_t>(num_users);
+    c.fft_size = static_cast<std::size_t>(fft_size);
+    c.cp_length = static_cast<std::size_t>(cp_length);
+    c.num_subcarriers = static_cast<std::size_t>(num_subcarriers);
+    c.num_data_symbols = static_cast<std::size_t>(num_data_symbols);
+    try {
+        c.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(block + ": " + e.what());
+    }
+    return c;
+}
+
+std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
+                                               std::uint64_t from,
+                                               std::uint64_t n,
+                                               const gr::logger_ptr& logger)
+{
+    if (!enabled())
+        return n;
+    std::sort(tags.begin(), tags.end(), gr::tag_t::offset_compare);
+    for (const auto& tag : tags) {
+        double seconds = 0.0;
+        if (!rx_time_seconds(tag.value, seconds)) {
+            logger->warn("rx_time tag at sample {:d} is not (uint64, double); ignored",
+                         tag.offset);
+            continue;
+        }
+        if (d_reference && tag.offset > d_reference->sample) {
+            const double expected =
+                d_reference->seconds + double(tag.offset - d_reference->sample) / d_rate;
+            const auto missing =
+                static_cast<long long>(std::llround((seconds - expected) * d_rate));
+            if (missing > 0 && tag.offset > from) {
+                // Stop before the gap; the tag is read again as the next call's first.
+                if (d_last_gap_at != tag.offset) {
+                    d_last_gap_at = tag.offset;
+                    ++d_gaps;
+                    d_lost += static_cast<std::uint64_t>(missing);
+                    logger->warn("{:d} samples lost before sample {:d} (rx_time); no "
+                                 "frame is assembled across the gap",
+                                 missing,
+                                 tag.offset);
+                }
+                return tag.offset - from;
+            }
+        }
+        d_reference =
+            Reference{ tag.offset, seconds }; // the first, a gap's end, a re-tag
+    }
+    return n;
+}
+
+bool rx_time_gaps::time_of(std::uint64_t sample, double& seconds) const
+{
+    if (!d_reference)
+        return false;
+    seconds =
+        d_reference->seconds + (double(sample) - double(d_reference->sample)) / d_rate;
+    return true;
+}
+
+} // namespace mimodet
+} // namespace gr

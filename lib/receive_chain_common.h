@@ -1,0 +1,73 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_RECEIVE_CHAIN_COMMON_H
+#define INCLUDED_MIMODET_RECEIVE_CHAIN_COMMON_H
+
+/* What the receive-chain blocks (ofdm_uplink_receiver, ofdm_uplink_detector) share. */
+
+#include <gnuradio/logger.h>
+#include <gnuradio/tags.h>
+#include <mimodet/ofdm.h>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+//! The frame layout from a block's parameters; std::invalid_argument naming `block` and
+//! the offending value otherwise.
+::mimodet::OfdmConfig ofdm_config_of(const std::string& block,
+                                     int num_antennas,
+                                     int num_users,
+                                     int fft_size,
+                                     int cp_length,
+                                     int num_subcarriers,
+                                     int num_data_symbols);
+
+
+/*! Lost samples in a received stream, from its rx_time tags (UHD tags the first sample
+ * and the first sample after an overflow with their device time): the receive-chain
+ * blocks search no frame across a gap. Also the time of any sample since the last tag. */
+class rx_time_gaps
+{
+public:
+    //! samp_rate 0: rx_time is not used.
+    explicit rx_time_gaps(double samp_rate) : d_rate(samp_rate) {}
+    bool enabled() const { return d_rate > 0.0; }
+
+    /*! `tags`: the stream's rx_time tags in [from, from + n). Returns how many samples
+     * from `from` come before the first gap (n when none). A gap is counted and logged
+     * once, when first seen; at the next call's `from` its tag becomes the time
+     * reference. */
+    std::uint64_t samples_before_gap(std::vector<gr::tag_t> tags,
+                                     std::uint64_t from,
+                                     std::uint64_t n,
+                                     const gr::logger_ptr& logger);
+    //! The time of `sample` by the reference in force; false before the first rx_time.
+    bool time_of(std::uint64_t sample, double& seconds) const;
+
+    std::uint64_t gaps() const { return d_gaps; }
+    std::uint64_t lost_samples() const { return d_lost; }
+
+private:
+    struct Reference {
+        std::uint64_t sample;
+        double seconds;
+    };
+    const double d_rate;
+    std::optional<Reference> d_reference;
+    std::uint64_t d_last_gap_at = UINT64_MAX;
+    std::atomic<std::uint64_t> d_gaps{ 0 }, d_lost{ 0 };
+};
+
+} // namespace mimodet
+} // namespace gr
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Hand-written bindings (see docs/architecture.md). If the header changes, run
+ * scripts/update-binding-hashes; the build refuses out-of-sync hashes. */
+/* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
+/* BINDTOOL_USE_PYGCCXML(0)                                                        */
+/* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
+/* BINDTOOL_HEADER_FILE_HASH(328cbb4dea191623f5af8ad35b6dcc85) */
+
+#include <gnuradio/mimodet/ofdm_uplink_detector.h>
+#include <pybind11/pybind11.h>
+
+namespace py = pybind11;
+
+void bind_ofdm_uplink_detector(py::module& m)
+{
+    using ofdm_uplink_detector = ::gr::mimodet::ofdm_uplink_detector;
+    py::class_<ofdm_uplink_detector,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<ofdm_uplink_detector>>(
+        m,
+        "ofdm_uplink_detector",
+        "The OFDM uplink receive chain and the MMSE detector in one block: B antenna "
+        "streams in, LLR items out, on a GPU when one is usable.")
+        .def(py::init(&ofdm_uplink_detector::make),
+             py::arg("num_antennas"),
+             py::arg("num_users"),
+             py::arg("fft_size"),
+             py::arg("cp_length"),
+             py::arg("num_subcarriers"),
+             py::arg("num_data_symbols"),
+             py::arg("modulation") = "16qam",
+             py::arg("mode") = "chol",
+             py::arg("iterations") = 3,
+             py::arg("backend") = "auto",
+             py::arg("samp_rate") = 0.0,
+             py::arg("llr_positive_means_one") = true,
+             py::arg("llr_clip") = 0.0f,
+             py::arg("device") = 0)
+        .def("implementation", &ofdm_uplink_detector::implementation)
+        .def("frames", &ofdm_uplink_detector::frames)
+        .def("gaps", &ofdm_uplink_detector::gaps)
+        .def("lost_samples", &ofdm_uplink_detector::lost_samples)
+        .def("last_cfo", &ofdm_uplink_detector::last_cfo)
+        .def("last_n0", &ofdm_uplink_detector::last_n0);
+}

@@ -1,0 +1,245 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* UplinkDetector: the receive chain and a detector in one, against the CPU receiver and
+ * detector used by hand; fed whole or in pieces as a GNU Radio block feeds it; the GPU
+ * implementation (skipped without a GPU) against the CPU one. */
+
+#include "ofdm_stream.h"
+#include <gtest/gtest.h>
+#include <mimodet/detector.h>
+#include <mimodet/uplink_detector.h>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mimodet;
+using test::cpu_walk;
+using test::make_stream;
+using test::Stream;
+
+namespace {
+
+OfdmConfig layout()
+{
+    OfdmConfig o;
+    o.fft_size = 128;
+    o.cp_length = 16;
+    o.num_subcarriers = 96;
+    o.num_data_symbols = 5;
+    o.num_users = 3;
+    o.num_antennas = 6;
+    o.modulation = Modulation::qam16;
+    return o;
+}
+
+DetectorConfig detector_config(Backend backend, DetectorMode mode = DetectorMode::chol)
+{
+    DetectorConfig d;
+    d.backend = backend;
+    d.mode = mode;
+    return d;
+}
+
+std::size_t llr_per_frame(const OfdmConfig& o)
+{
+    return o.num_data_symbols * o.dims().llr_items();
+}
+
+struct Detected {
+    std::vector<DetectedFrame> frames;
+    std::vector<float> llr;
+};
+
+//! The whole stream in one call.
+Detected
+whole(UplinkDetector& det, const Stream& s, std::size_t max_frames, std::size_t& next)
+{
+    Detected r;
+    r.llr.assign(max_frames * llr_per_frame(det.ofdm()), std::nanf(""));
+    std::vector<const cf32*> at;
+    for (const auto& a : s.rx)
+        at.push_back(a.data());
+    r.frames = det.process(at, s.rx[0].size(), r.llr.data(), max_frames, next);
+    r.llr.resize(r.frames.size() * llr_per_frame(det.ofdm()));
+    return r;
+}
+
+/*! As a GNU Radio block sees it: `chunk` more samples arrive before each call, the call
+ * sees what was not consumed, and consumes up to `next`. */
+Detected in_pieces(UplinkDetector& det, const Stream& s, std::size_t chunk)
+{
+    const std::size_t total = s.rx[0].size(), per = llr_per_frame(det.ofdm());
+    Detected r;
+    std::size_t consumed = 0, arrived = 0;
+    std::vector<float> llr(8 * per);
+    while (arrived < total) {
+        arrived = std::min(total, arrived + chunk);
+        std::vector<const cf32*> at;
+        for (const auto& a : s.rx)
+            at.push_back(a.data() + consumed);
+        std::size_t next = 0;
+        const auto frames = det.process(at, arrived - consumed, llr.data(), 8, next);
+        for (std::size_t f = 0; f < frames.size(); ++f) {
+            r.frames.push_back(frames[f]);
+            r.frames.back().start += consumed;
+            r.llr.insert(r.llr.end(), llr.begin() + f * per, llr.begin() + (f + 1) * per);
+        }
+        EXPECT_LE(next, arrived - consumed);
+        consumed += next;
+    }
+    return r;
+}
+
+void expect_same_frames(const Detected& got,
+                        const Detected& want,
+                        const std::string& what)
+{
+    ASSERT_EQ(got.frames.size(), want.frames.size()) << what;
+    for (std::size_t f = 0; f < want.frames.size(); ++f) {
+        EXPECT_EQ(got.frames[f].start, want.frames[f].start) << what << ", frame " << f;
+        EXPECT_NEAR(got.frames[f].cfo, want.frames[f].cfo, 1e-4) << what;
+        EXPECT_NEAR(got.frames[f].n0, want.frames[f].n0, 1e-3 * want.frames[f].n0)
+            << what;
+    }
+}
+
+//! LLRs within float rounding (another summation order), every one written.
+void expect_llrs_close(const Detected& got,
+                       const Detected& want,
+                       double tol,
+                       const std::string& what)
+{
+    ASSERT_EQ(got.llr.size(), want.llr.size()) << what;
+    double worst = 0;
+    std::size_t disagree = 0;
+    for (std::size_t i = 0; i < want.llr.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(got.llr[i])) << what << ": LLR " << i << " not written";
+        worst = std::max(worst,
+                         std::abs(double(got.llr[i]) - want.llr[i]) /
+                             std::max(1.0, std::abs(double(want.llr[i]))));
+        disagree +=
+            std::abs(want.llr[i]) > 1e-2f && (got.llr[i] > 0) != (want.llr[i] > 0);
+    }
+    EXPECT_LE(worst, tol) << what;
+    EXPECT_EQ(disagree, 0u) << what;
+}
+
+} // namespace
+
+TEST(UplinkDetector, CpuIsTheReceiverThenTheDetector)
+{
+    const OfdmConfig o = layout();
+    const Stream s = make_stream(o, 24.0, 0.15, 4, 3);
+    auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+    EXPECT_EQ(det->name(), "cpu-chol");
+    std::size_t next = 0;
+    const Detected got = whole(*det, s, 8, next);
+    const auto want = cpu_walk(o, s.rx);
+    ASSERT_EQ(got.frames.size(), want.size());
+    DetectorConfig d = det->detector();
+    auto detector = make_detector(d);
+    std::vector<float> llr(llr_per_frame(o));
+    for (std::size_t f = 0; f < want.size(); ++f) {
+        EXPECT_EQ(got.frames[f].start, want[f].frame_start);
+        EXPECT_EQ(got.frames[f].cfo, want[f].cfo);
+        EXPECT_EQ(got.frames[f].n0, want[f].n0);
+        detector->set_channel(want[f].h.data(), want[f].n0);
+        detector->detect(want[f].y.data(), o.num_data_symbols, llr.data());
+        for (std::size_t i = 0; i < llr.size(); ++i)
+            ASSERT_EQ(got.llr[f * llr.size() + i], llr[i])
+                << "frame " << f << " LLR " << i;
+    }
+    // Searched to the end: resume after the last frame, and no earlier than the first
+    // position whose frame would not have fitted.
+    EXPECT_EQ(next,
+              std::max(got.frames.back().start + o.frame_samples(),
+                       s.rx[0].size() - o.frame_samples() + 1));
+}
+
+TEST(UplinkDetector, PiecesGiveTheFramesOfTheWhole)
+{
+    const OfdmConfig o = layout();
+    const Stream s = make_stream(o, 24.0, -0.1, 5, 13);
+    auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+    std::size_t next = 0;
+    const Detected all = whole(*det, s, 8, next);
+    ASSERT_EQ(all.frames.size(), 5u);
+    // Chunks shorter than a frame, about one, and several.
+    for (std::size_t chunk : { o.frame_samples() / 3, o.frame_samples() + 77, 4000ul }) {
+        const Detected pieces = in_pieces(*det, s, chunk);
+        expect_same_frames(pieces, all, "chunks of " + std::to_string(chunk));
+        expect_llrs_close(pieces, all, 0.0, "chunks of " + std::to_string(chunk));
+    }
+}
+
+TEST(UplinkDetector, StopsAtMaxFramesAndResumesAfterTheLastOne)
+{
+    const OfdmConfig o = layout();
+    const Stream s = make_stream(o, 24.0, 0.05, 4, 23);
+    auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+    std::size_t next = 0;
+    const Detected two = whole(*det, s, 2, next);
+    ASSERT_EQ(two.frames.size(), 2u);
+    EXPECT_EQ(next, two.frames[1].start + o.frame_samples());
+    // Too few samples for a frame: nothing found, nothing consumed.
+    std::vector<const cf32*> at;
+    for (const auto& a : s.rx)
+        at.push_back(a.data());
+    std::vector<float> llr(llr_per_frame(o));
+    EXPECT_TRUE(det->process(at, o.frame_samples() - 1, llr.data(), 1, next).empty());
+    EXPECT_EQ(next, 0u);
+    at.pop_back();
+    EXPECT_THROW(det->process(at, s.rx[0].size(), llr.data(), 1, next),
+                 std::invalid_argument);
+}
+
+TEST(UplinkDetector, BackendsFallBackOrFailClearly)
+{
+    const OfdmConfig o = layout();
+    std::string why;
+    if (gpu_available(&why)) {
+        EXPECT_EQ(make_uplink_detector(o, detector_config(Backend::automatic))->name(),
+                  "cuda-chol");
+        return;
+    }
+    std::string reason;
+    auto det = make_uplink_detector(o, detector_config(Backend::automatic), &reason);
+    EXPECT_EQ(det->name(), "cpu-chol");
+    EXPECT_FALSE(reason.empty());
+    EXPECT_THROW(make_uplink_detector(o, detector_config(Backend::cuda)),
+                 std::runtime_error);
+    DetectorConfig bad = detector_config(Backend::cpu, DetectorMode::cg);
+    bad.iterations = 0;
+    EXPECT_THROW(make_uplink_detector(o, bad), std::invalid_argument);
+}
+
+TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
+{
+    std::string why;
+    if (!gpu_available(&why))
+        GTEST_SKIP() << why;
+    const OfdmConfig o = layout();
+    const Stream s = make_stream(o, 24.0, 0.2, 5, 33);
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg }) {
+        auto cpu = make_uplink_detector(o, detector_config(Backend::cpu, mode));
+        auto gpu = make_uplink_detector(o, detector_config(Backend::cuda, mode));
+        EXPECT_EQ(gpu->name(), "cuda-" + to_string(mode));
+        std::size_t cpu_next = 0, gpu_next = 0;
+        const Detected want = whole(*cpu, s, 8, cpu_next);
+        const Detected got = whole(*gpu, s, 8, gpu_next);
+        expect_same_frames(got, want, "GPU " + to_string(mode));
+        // The two chains' h and y differ by float rounding (tests/test_cuda_ofdm_chain.cc
+        // bounds them at 1e-4); the detectors' own bound is 2e-3.
+        expect_llrs_close(got, want, 2e-3, "GPU " + to_string(mode));
+        EXPECT_EQ(gpu_next, cpu_next);
+        for (std::size_t chunk : { o.frame_samples() / 2, 3000ul }) {
+            const Detected pieces = in_pieces(*gpu, s, chunk);
+            expect_same_frames(pieces, want, "GPU in chunks of " + std::to_string(chunk));
+            expect_llrs_close(pieces, want, 2e-3, "GPU in chunks");
+        }
+    }
+}
