@@ -186,7 +186,7 @@ bench_cpu(const RxConfig& rc, const DetectorConfig& det, std::size_t frames, int
                 break;
             detector->set_channel(rec.h.data(), rec.n0);
             detector->detect(rec.y.data(), o.num_data_symbols, &llr[found * llr_frame]);
-            pos += rec.frame_start + o.frame_samples();
+            pos += rec.next_start;
             ++found;
         }
         times.push_back(ms_since(t0));

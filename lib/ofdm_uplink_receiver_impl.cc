@@ -98,11 +98,11 @@ int ofdm_uplink_receiver_impl::general_work(int noutput_items,
     while (usable - consumed >= frame && produced + nd <= std::size_t(noutput_items)) {
         for (std::size_t b = 0; b < B; ++b)
             at[b] = static_cast<const gr_complex*>(input_items[b]) + consumed;
-        if (!d_receiver.receive(at, usable - consumed, d_reception)) {
-            // No frame starts where this search could see a whole one: keep the samples
-            // a later, longer search needs (a frame whose preamble starts at the first
-            // position not searched), or drop all of them before a gap.
-            consumed = gap_ahead ? usable : usable - frame + 1;
+        std::size_t resume = 0;
+        if (!d_receiver.receive(at, usable - consumed, d_reception, &resume)) {
+            // None that these samples hold whole: keep from where a longer search must
+            // start, or, before a gap, drop all of them (nothing crosses a gap).
+            consumed = gap_ahead ? usable : consumed + resume;
             break;
         }
         const ::mimodet::OfdmReception& r = d_reception;
@@ -133,7 +133,7 @@ int ofdm_uplink_receiver_impl::general_work(int noutput_items,
         d_last_cfo = r.cfo;
         d_last_n0 = r.n0;
         produced += nd;
-        consumed += r.frame_start + frame;
+        consumed += r.next_start;
     }
     // Before a gap, what is left cannot become a frame any more.
     if (gap_ahead && usable - consumed < frame)

@@ -81,19 +81,19 @@ std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
                 d_reference->seconds + double(tag.offset - d_reference->sample) / d_rate;
             const auto missing =
                 static_cast<long long>(std::llround((seconds - expected) * d_rate));
-            if (missing > 0 && tag.offset > from) {
-                // Stop before the gap; the tag is read again as the next call's first.
-                if (d_last_gap_at != tag.offset) {
-                    d_last_gap_at = tag.offset;
-                    ++d_gaps;
-                    d_lost += static_cast<std::uint64_t>(missing);
-                    logger->warn("{:d} samples lost before sample {:d} (rx_time); no "
-                                 "frame is assembled across the gap",
-                                 missing,
-                                 tag.offset);
-                }
-                return tag.offset - from;
+            if (missing > 0 && d_last_gap_at != tag.offset) { // counted once
+                d_last_gap_at = tag.offset;
+                ++d_gaps;
+                d_lost += static_cast<std::uint64_t>(missing);
+                logger->warn("{:d} samples lost before sample {:d} (rx_time); no "
+                             "frame is assembled across the gap",
+                             missing,
+                             tag.offset);
             }
+            // Stop before a gap; its tag is read again as the next call's first sample,
+            // where it starts the new time reference.
+            if (missing > 0 && tag.offset > from)
+                return tag.offset - from;
         }
         d_reference =
             Reference{ tag.offset, seconds }; // the first, a gap's end, a re-tag

@@ -24,8 +24,15 @@ struct Stream {
     std::vector<UplinkFrame> truth;
 };
 
-inline Stream make_stream(
-    const OfdmConfig& o, double snr_db, double cfo, int frames, std::uint64_t seed)
+//! lead_step: the noise before frame f is 40 + lead_step * f samples; with a negative
+//! lead_step none (frames back to back, each after the previous one's CP of channel
+//! tail).
+inline Stream make_stream(const OfdmConfig& o,
+                          double snr_db,
+                          double cfo,
+                          int frames,
+                          std::uint64_t seed,
+                          long lead_step = 173)
 {
     Stream s;
     s.rx.assign(o.num_antennas, {});
@@ -33,7 +40,8 @@ inline Stream make_stream(
         UplinkChannelConfig ch;
         ch.snr_db = snr_db;
         ch.cfo = cfo * (f % 2 ? -1.0 : 1.0);
-        ch.lead_samples = 40 + 173 * static_cast<std::size_t>(f);
+        ch.lead_samples =
+            lead_step < 0 ? 0 : 40 + static_cast<std::size_t>(lead_step * f);
         ch.seed = seed + static_cast<std::uint64_t>(f);
         UplinkSimulator sim(o, ch);
         UplinkFrame frame;
@@ -46,7 +54,8 @@ inline Stream make_stream(
     return s;
 }
 
-//! OfdmReceiver::receive from the end of each frame found, as apps/mimodet_rx walks.
+//! OfdmReceiver::receive frame after frame (from each next_start), as apps/mimodet_rx
+//! walks.
 inline std::vector<OfdmReception> cpu_walk(const OfdmConfig& o,
                                            const std::vector<std::vector<cf32>>& rx)
 {
@@ -62,7 +71,8 @@ inline std::vector<OfdmReception> cpu_walk(const OfdmConfig& o,
         if (!receiver.receive(at, total - pos, r))
             break;
         r.frame_start += pos;
-        pos = r.frame_start + o.frame_samples();
+        r.next_start += pos; // both in the stream's samples
+        pos = r.next_start;
         found.push_back(std::move(r));
     }
     return found;

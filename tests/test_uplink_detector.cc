@@ -156,8 +156,7 @@ TEST(UplinkDetector, CpuIsTheReceiverThenTheDetector)
     // Searched to the end: resume after the last frame, and no earlier than the first
     // position whose frame would not have fitted.
     EXPECT_EQ(next,
-              std::max(got.frames.back().start + o.frame_samples(),
-                       s.rx[0].size() - o.frame_samples() + 1));
+              std::max(want.back().next_start, s.rx[0].size() - o.frame_samples() + 1));
 }
 
 TEST(UplinkDetector, PiecesGiveTheFramesOfTheWhole)
@@ -168,12 +167,39 @@ TEST(UplinkDetector, PiecesGiveTheFramesOfTheWhole)
     std::size_t next = 0;
     const Detected all = whole(*det, s, 8, next);
     ASSERT_EQ(all.frames.size(), 5u);
-    // Chunks shorter than a frame, about one, and several.
-    for (std::size_t chunk : { o.frame_samples() / 3, o.frame_samples() + 77, 4000ul }) {
+    // Chunks from a fifth of a frame to a few frames: every call boundary falls somewhere
+    // else in the frames (a search cut short must not take a frame at the wrong time).
+    for (std::size_t chunk = 150; chunk < 3000; chunk += 37) {
         const Detected pieces = in_pieces(*det, s, chunk);
         expect_same_frames(pieces, all, "chunks of " + std::to_string(chunk));
         expect_llrs_close(pieces, all, 0.0, "chunks of " + std::to_string(chunk));
+        if (HasFailure())
+            return;
     }
+}
+
+TEST(UplinkDetector, BackToBackFramesAndAStartInsideAFrame)
+{
+    const OfdmConfig o = layout();
+    Stream s = make_stream(o, 24.0, 0.1, 6, 43, -1); // no noise between the frames
+    auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+    std::size_t next = 0;
+    const Detected all = whole(*det, s, 8, next);
+    ASSERT_EQ(all.frames.size(), 6u);
+    for (std::size_t f = 0; f < 6; ++f)
+        EXPECT_LE(std::abs(long(all.frames[f].start) - long(s.starts[f])),
+                  long(o.cp_length));
+    for (std::size_t chunk : { 333ul, 1000ul, 2500ul })
+        expect_same_frames(in_pieces(*det, s, chunk), all, "back to back, in pieces");
+    // The samples start in frame 0's cyclic prefix: frame 0 is not whole, the rest is
+    // found.
+    const std::size_t cut = s.starts[0] + o.cp_length / 2;
+    for (auto& a : s.rx)
+        a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(cut));
+    const Detected rest = whole(*det, s, 8, next);
+    ASSERT_EQ(rest.frames.size(), 5u);
+    for (std::size_t f = 0; f < 5; ++f)
+        EXPECT_EQ(rest.frames[f].start + cut, all.frames[f + 1].start);
 }
 
 TEST(UplinkDetector, StopsAtMaxFramesAndResumesAfterTheLastOne)
@@ -184,7 +210,7 @@ TEST(UplinkDetector, StopsAtMaxFramesAndResumesAfterTheLastOne)
     std::size_t next = 0;
     const Detected two = whole(*det, s, 2, next);
     ASSERT_EQ(two.frames.size(), 2u);
-    EXPECT_EQ(next, two.frames[1].start + o.frame_samples());
+    EXPECT_EQ(next, cpu_walk(o, s.rx)[1].next_start); // the search for the third frame
     // Too few samples for a frame: nothing found, nothing consumed.
     std::vector<const cf32*> at;
     for (const auto& a : s.rx)
@@ -236,10 +262,23 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
         // bounds them at 1e-4); the detectors' own bound is 2e-3.
         expect_llrs_close(got, want, 2e-3, "GPU " + to_string(mode));
         EXPECT_EQ(gpu_next, cpu_next);
-        for (std::size_t chunk : { o.frame_samples() / 2, 3000ul }) {
+        for (std::size_t chunk = 150; chunk < 3000; chunk += 173) {
             const Detected pieces = in_pieces(*gpu, s, chunk);
             expect_same_frames(pieces, want, "GPU in chunks of " + std::to_string(chunk));
             expect_llrs_close(pieces, want, 2e-3, "GPU in chunks");
         }
     }
+    // Back to back, and from inside a frame's cyclic prefix.
+    Stream b2b = make_stream(o, 24.0, -0.1, 6, 53, -1);
+    auto cpu = make_uplink_detector(o, detector_config(Backend::cpu));
+    auto gpu = make_uplink_detector(o, detector_config(Backend::cuda));
+    std::size_t next = 0;
+    expect_same_frames(
+        whole(*gpu, b2b, 8, next), whole(*cpu, b2b, 8, next), "back to back");
+    const std::size_t cut = b2b.starts[0] + o.cp_length / 2;
+    for (auto& a : b2b.rx)
+        a.erase(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(cut));
+    const Detected rest = whole(*cpu, b2b, 8, next);
+    EXPECT_EQ(rest.frames.size(), 5u);
+    expect_same_frames(whole(*gpu, b2b, 8, next), rest, "from inside a CP");
 }

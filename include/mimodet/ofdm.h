@@ -128,6 +128,10 @@ struct OfdmReception {
     float n0 = 0.0f;             //!< noise variance from the unused subcarriers
     std::vector<cf32> h;         //!< [N_sc][B][U] least-squares, interpolated
     std::vector<cf32> y;         //!< [N_data][N_sc][B] the detectors' input items
+    //! Where the samples of a call for the next frame begin: it searches the next body
+    //! from next_start + cp, a frame after the coarse position minus a CP (the GPU chain
+    //! walks by the same rule).
+    std::size_t next_start = 0;
 };
 
 /*! The CPU receive chain for B antennas: timing and CFO from the preamble (Schmidl & Cox
@@ -141,10 +145,15 @@ public:
     explicit OfdmReceiver(const OfdmConfig& config);
     ~OfdmReceiver();
     /*! antennas[b] points at `samples` samples of antenna b. Finds the first complete
-     * frame in them; returns false (out untouched) when there is none. */
+     * frame in them; returns false (out untouched) when there is none. A frame whose
+     * preamble lies before the search's first body position (sample cp) is skipped and
+     * the search goes on after it. On false, `resume` (optional) receives where a later
+     * call, given these samples and more, should begin: a frame that the end of the
+     * samples cuts is searched again from there. */
     bool receive(const std::vector<const cf32*>& antennas,
                  std::size_t samples,
-                 OfdmReception& out);
+                 OfdmReception& out,
+                 std::size_t* resume = nullptr);
     const OfdmConfig& config() const;
 
 private:

@@ -286,7 +286,8 @@ const OfdmConfig& OfdmReceiver::config() const { return d_impl->ofdm; }
 
 bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
                            std::size_t samples,
-                           OfdmReception& out)
+                           OfdmReception& out,
+                           std::size_t* resume)
 {
     Impl& m = *d_impl;
     const OfdmConfig& o = m.ofdm;
@@ -297,9 +298,15 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         throw std::invalid_argument("OFDM receiver: " + std::to_string(B) +
                                     " antenna streams for a " +
                                     std::to_string(o.num_antennas) + "-antenna config");
-    if (samples < o.frame_samples())
+    const std::size_t frame = o.frame_samples();
+    if (samples < frame) {
+        if (resume)
+            *resume = 0;
         return false;
-    const std::size_t last_start = samples - o.frame_samples();
+    }
+    const std::size_t last_start = samples - frame;
+    const std::size_t last_body = last_start + cp; // of the last frame that fits
+    const std::size_t last_metric = samples - N;   // the last body the samples cover
 
     // Schmidl & Cox over all antennas: the preamble body has two identical halves, so
     // P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks across the CP plateau. d is the
@@ -320,68 +327,82 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
                 }
             }
         };
-    // The first frame of the samples: the search arms where the metric first passes
-    // kPreambleDetectMetric and takes the peak within one symbol from there, so a later,
-    // stronger frame is left for the next call.
-    double best_metric = -1.0;
-    std::size_t coarse = 0, armed_until = 0;
-    bool armed = false;
-    for (std::size_t d = cp; d <= last_start + cp; ++d) {
-        if (armed && d > armed_until)
-            break;
+    auto metric_at = [&](std::size_t d) {
         std::complex<double> p;
         double first, second;
         correlate(d, p, first, second);
-        const double metric =
-            first * second > 0.0 ? std::norm(p) / (first * second) : 0.0;
-        if (!armed && metric >= kPreambleDetectMetric) {
-            armed = true;
-            armed_until = d + o.symbol_samples();
-        }
-        if (armed && metric > best_metric) {
-            best_metric = metric;
-            coarse = d;
-        }
-    }
-    if (!armed) // no two-halves structure stands out of the noise
-        return false;
+        return first * second > 0.0 ? std::norm(p) / (first * second) : 0.0;
+    };
+    // The first frame of the samples: the search arms where the metric first reaches
+    // kPreambleDetectMetric and takes the peak within one symbol from there, so a later,
+    // stronger frame is left for the next call. A frame that overlaps the samples before
+    // the search (its body before search_from) is skipped and the search goes on after
+    // it; one that the end of the samples cuts is left for a call with more of them.
+    std::size_t search_from = cp, coarse = 0, body = 0;
     std::complex<double> p;
-    double first, second;
-    correlate(coarse, p, first, second);
-    // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
-    const double cfo = std::arg(p) / (kTwoPi / 2.0); // subcarrier spacings, |cfo| < 1
-    const double step = -kTwoPi * cfo / double(N);
+    double first, second, cfo = 0.0;
+    for (;;) {
+        std::size_t crossing = search_from;
+        while (crossing <= last_body && metric_at(crossing) < kPreambleDetectMetric)
+            ++crossing;
+        if (crossing > last_body) { // no two-halves structure stands out of the noise
+            if (resume)
+                *resume = std::max(last_start + 1, search_from - cp);
+            return false;
+        }
+        double best_metric = -1.0;
+        const std::size_t peak_last =
+            std::min(crossing + o.symbol_samples(), last_metric);
+        for (std::size_t d = crossing; d <= peak_last; ++d) {
+            const double metric = metric_at(d);
+            if (metric > best_metric) {
+                best_metric = metric;
+                coarse = d;
+            }
+        }
+        correlate(coarse, p, first, second);
+        // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
+        cfo = std::arg(p) / (kTwoPi / 2.0); // subcarrier spacings, |cfo| < 1
+        const double step = -kTwoPi * cfo / double(N);
 
-    // Fine timing: cross-correlation with the known preamble body around the plateau;
-    // then the FFT window starts cp/2 early, so that with the strongest path anywhere in
-    // a delay spread up to cp/2 no path reaches into the next symbol (the channel
-    // estimate absorbs the phase ramp).
-    std::size_t body = coarse;
-    double best = -1.0;
-    const std::size_t from = coarse > cp ? coarse - cp : 0;
-    const std::size_t to = std::min(coarse + cp, last_start + cp);
-    m.reference.resize(N);
-    for (std::size_t k = 0; k < N; ++k) {
-        const double ph = step * double(k);
-        m.reference[k] = std::conj(std::complex<double>(m.preamble_time[k])) *
-                         std::complex<double>(std::cos(ph), std::sin(ph));
-    }
-    for (std::size_t d = from; d <= to; ++d) {
-        double sum = 0.0;
-        for (std::size_t b = 0; b < B; ++b) {
-            std::complex<double> c = 0.0;
-            const cf32* r = antennas[b] + d;
-            for (std::size_t k = 0; k < N; ++k)
-                c += m.reference[k] * std::complex<double>(r[k]);
-            sum += std::norm(c);
+        // Fine timing: cross-correlation with the known preamble body around the
+        // plateau; then the FFT window starts cp/2 early, so that with the strongest path
+        // anywhere in a delay spread up to cp/2 no path reaches into the next symbol (the
+        // channel estimate absorbs the phase ramp).
+        double best = -1.0;
+        body = coarse;
+        const std::size_t from = coarse > cp ? coarse - cp : 0;
+        const std::size_t to = std::min(coarse + cp, last_metric);
+        m.reference.resize(N);
+        for (std::size_t k = 0; k < N; ++k) {
+            const double ph = step * double(k);
+            m.reference[k] = std::conj(std::complex<double>(m.preamble_time[k])) *
+                             std::complex<double>(std::cos(ph), std::sin(ph));
         }
-        if (sum > best) {
-            best = sum;
-            body = d;
+        for (std::size_t d = from; d <= to; ++d) {
+            double sum = 0.0;
+            for (std::size_t b = 0; b < B; ++b) {
+                std::complex<double> c = 0.0;
+                const cf32* r = antennas[b] + d;
+                for (std::size_t k = 0; k < N; ++k)
+                    c += m.reference[k] * std::complex<double>(r[k]);
+                sum += std::norm(c);
+            }
+            if (sum > best) {
+                best = sum;
+                body = d;
+            }
         }
+        if (body > last_body) { // cut by the end of the samples: again with more
+            if (resume)
+                *resume = crossing - cp;
+            return false;
+        }
+        if (body >= search_from)
+            break;
+        search_from = coarse + frame - cp; // overlaps what came before: not a frame
     }
-    if (body < cp || body - cp > last_start)
-        return false;
+    out.next_start = coarse + frame - 2 * cp;
     const std::size_t start = body - cp; // the frame's first sample
     const std::size_t advance = window_advance(o);
     // The CFO again from the window the FFTs will use: free of the neighbouring symbols,

@@ -26,16 +26,6 @@ DetectorConfig sized_for(const OfdmConfig& ofdm, DetectorConfig d)
     return d;
 }
 
-//! Where a later call resumes when this one searched all it could: after the last frame
-//! found, and no earlier than the first position not searched for lack of samples.
-std::size_t resume_after_search(const OfdmConfig& o,
-                                std::size_t samples,
-                                std::size_t after_last_frame)
-{
-    const std::size_t frame = o.frame_samples();
-    return std::max(after_last_frame, samples >= frame ? samples - frame + 1 : 0);
-}
-
 class CpuUplinkDetector : public UplinkDetector
 {
 public:
@@ -64,13 +54,14 @@ public:
         std::vector<DetectedFrame> frames;
         std::vector<const cf32*> at(antennas.size());
         std::size_t pos = 0;
-        bool searched_all = false;
+        next = 0;
         while (frames.size() < max_frames && samples - pos >= frame) {
             for (std::size_t b = 0; b < at.size(); ++b)
                 at[b] = antennas[b] + pos;
-            if (!d_receiver.receive(at, samples - pos, d_reception)) {
-                searched_all = true;
-                break;
+            std::size_t resume = 0;
+            if (!d_receiver.receive(at, samples - pos, d_reception, &resume)) {
+                next = pos + resume;
+                return frames;
             }
             d_detector_impl->set_channel(d_reception.h.data(), d_reception.n0);
             d_detector_impl->detect(d_reception.y.data(),
@@ -78,9 +69,9 @@ public:
                                     llr + frames.size() * llr_frame);
             frames.push_back(
                 { pos + d_reception.frame_start, d_reception.cfo, d_reception.n0 });
-            pos = frames.back().start + frame;
+            pos += d_reception.next_start;
         }
-        next = searched_all ? resume_after_search(o, samples, pos) : pos;
+        next = pos;
         return frames;
     }
 

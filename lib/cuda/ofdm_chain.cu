@@ -23,6 +23,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -72,11 +73,20 @@ struct MaxOp {
     }
 };
 
+//! A frame found by the walk, as fine timing judges it (OfdmReceiver::receive's cases).
+enum FrameStatus : int {
+    kFrameValid = 0,
+    kFrameOverlapping = 1, //!< its body lies before the search position: not a frame
+    kFrameCut = 2          //!< the end of the samples cuts it: searched again with more
+};
+
 //! What the chain learns of one frame on the device; downloaded once per window.
 struct FrameMeta {
-    int coarse; //!< preamble body from the metric's peak
-    int start;  //!< preamble CP start after fine timing
-    int valid;
+    int crossing;    //!< where the metric first reached the threshold
+    int coarse;      //!< preamble body from the metric's peak
+    int search_from; //!< the search position (bodies before it overlap the last frame)
+    int start;       //!< preamble CP start after fine timing
+    int status;      //!< FrameStatus
     int pad;
     double cfo_coarse, cfo;   //!< subcarrier spacings
     double cycles_per_sample; //!< -cfo / N: the rotation that removes the CFO
@@ -186,8 +196,9 @@ __global__ void __launch_bounds__(kTile)
         double m = halves > 0.0 ? (p.re * p.re + p.im * p.im) / halves : 0.0;
         if (!isfinite(m)) // NaN/Inf samples never make a frame
             m = 0.0;
-        metric[d] = static_cast<float>(m);
-        if (m >= kPreambleDetectMetric)
+        const float stored = static_cast<float>(m); // the search compares the same value
+        metric[d] = stored;
+        if (stored >= static_cast<float>(kPreambleDetectMetric))
             atomicMin(&first, d);
     }
     __syncthreads();
@@ -198,8 +209,9 @@ __global__ void __launch_bounds__(kTile)
 /*! The frames of one window, one after another as OfdmReceiver::receive finds them:
  * the first crossing at or after the search position (and before `limit`, where the next
  * window's own search begins), the metric's peak within a symbol from it (up to
- * `peak_last`), the coarse CFO there; the next search starts a frame minus a CP later.
- * `resume` (absolute) carries the search position from window to window. */
+ * `peak_last`, the last position the samples cover), the coarse CFO there; the next
+ * search starts a frame minus a CP after the coarse position. `resume` (absolute, 0 at
+ * the start of a call) carries the search position from window to window. */
 __global__ void __launch_bounds__(kSearchThreads)
     search_kernel(const float* metric,
                   const int* tile_first,
@@ -224,8 +236,12 @@ __global__ void __launch_bounds__(kSearchThreads)
     __shared__ unsigned long long best;
 
     const int t = threadIdx.x;
-    long long pos = static_cast<long long>(*resume) - begin;
-    pos = pos < g.cp ? g.cp : pos;
+    // The search position and the validity bound: the same after a frame; at the start
+    // of a call both are cp (OfdmReceiver's first body position), and a window's search
+    // never starts before its own cp.
+    long long bound = static_cast<long long>(*resume);
+    bound = (bound < g.cp ? g.cp : bound) - begin;
+    long long pos = bound < g.cp ? g.cp : bound;
     int count = 0;
     while (count < max_frames && pos < limit) {
         const int p = static_cast<int>(pos);
@@ -264,12 +280,14 @@ __global__ void __launch_bounds__(kSearchThreads)
         if (t == 0) {
             const Sums s = window_sums(cum, coarse, g.L);
             FrameMeta& f = meta[count];
+            f.crossing = crossing;
             f.coarse = coarse;
+            f.search_from = static_cast<int>(bound < -1 ? -1 : bound);
             f.cfo_coarse =
                 atan2(s.im, s.re) / 3.14159265358979323846; // half a body: pi cfo
         }
         ++count;
-        pos = coarse + g.frame - g.cp;
+        pos = bound = coarse + g.frame - g.cp;
         __syncthreads(); // `found`, `best` and the temp storage are reused
     }
     if (t == 0) {
@@ -302,7 +320,7 @@ __global__ void fine_segment_kernel(const Sample* x,
         return;
     const int coarse = meta[f].coarse;
     const int from = max(coarse - g.cp, 0);
-    const int to = min(coarse + g.cp, data - g.frame + g.cp);
+    const int to = min(coarse + g.cp, data - g.N); // as far as the samples go
     float2 z = make_float2(0.0f, 0.0f);
     if (n < to - from + g.N)
         z = cmul(load_sample(x, static_cast<long long>(b) * g.W + from + n, scale),
@@ -338,7 +356,7 @@ __global__ void __launch_bounds__(kThreads)
         return;
     const int coarse = meta[f].coarse;
     const int from = max(coarse - g.cp, 0);
-    const int to = min(coarse + g.cp, data - g.frame + g.cp);
+    const int to = min(coarse + g.cp, data - g.N); // as far as the samples go
     unsigned long long key = 0;
     for (int d = threadIdx.x; d <= to - from; d += kThreads) {
         float energy = 0.0f;
@@ -356,9 +374,10 @@ __global__ void __launch_bounds__(kThreads)
         fine_key[f] = best;
 }
 
-//! The frame's start, validity and CFO from the ISI-free window (one thread a frame).
+//! The frame's start, status and CFO from the ISI-free window (one thread a frame).
 __global__ void finalize_kernel(const Sums* cum,
                                 Geometry g,
+                                int last_body,
                                 const int* frame_count,
                                 const unsigned long long* fine_key,
                                 FrameMeta* meta)
@@ -368,11 +387,13 @@ __global__ void finalize_kernel(const Sums* cum,
         return;
     FrameMeta& m = meta[f];
     const int body = max(m.coarse - g.cp, 0) + argmax_index(fine_key[f]);
-    m.valid = fine_key[f] != 0 && body >= g.cp;
+    m.status = body > last_body       ? kFrameCut
+               : body < m.search_from ? kFrameOverlapping
+                                      : kFrameValid;
     m.start = body - g.cp;
     m.noise = 0.0;
     m.cfo = 0.0;
-    if (m.valid) {
+    if (m.status == kFrameValid) {
         const Sums s = window_sums(cum, body - g.advance, g.L);
         m.cfo = atan2(s.im, s.re) / 3.14159265358979323846;
     }
@@ -390,7 +411,7 @@ __global__ void gather_kernel(const Sample* x,
 {
     const int f = blockIdx.z / g.B, b = blockIdx.z % g.B, s = blockIdx.y;
     const int k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (f >= *frame_count || !meta[f].valid || k >= g.N)
+    if (f >= *frame_count || meta[f].status != kFrameValid || k >= g.N)
         return;
     const int offset = (1 + s) * g.sym + g.cp - g.advance + k; // from the frame start
     const float2 v =
@@ -412,7 +433,7 @@ __global__ void channel_estimate_kernel(const float2* grid,
 {
     const int f = blockIdx.y; // 32-bit index arithmetic within the frame
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= g.nsc * g.B * g.U || f >= *frame_count || !meta[f].valid)
+    if (idx >= g.nsc * g.B * g.U || f >= *frame_count || meta[f].status != kFrameValid)
         return;
     const int u = idx % g.U;
     const int b = (idx / g.U) % g.B;
@@ -448,7 +469,7 @@ __global__ void extract_kernel(const float2* grid,
 {
     const int f = blockIdx.z, s = blockIdx.y; // 32-bit index arithmetic within a symbol
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx >= g.nsc * g.B || f >= *frame_count || !meta[f].valid)
+    if (idx >= g.nsc * g.B || f >= *frame_count || meta[f].status != kFrameValid)
         return;
     const int b = idx % g.B, i = idx / g.B;
     const float2 v =
@@ -467,7 +488,7 @@ __global__ void __launch_bounds__(kThreads) noise_kernel(const float2* grid,
                                                          FrameMeta* meta)
 {
     const int f = blockIdx.z, b = blockIdx.y, s = blockIdx.x;
-    if (f >= *frame_count || !meta[f].valid)
+    if (f >= *frame_count || meta[f].status != kFrameValid)
         return;
     const float2* row =
         grid + ((static_cast<long long>(f) * g.B + b) * (1 + g.nd) + 1 + s) * g.N;
@@ -555,7 +576,9 @@ struct CudaOfdmChain::Impl {
                     downloaded = nullptr;
         cudaEvent_t chain_begin = nullptr; //!< with meta_ready: ChainTimes::chain_ms
     };
-    ChainTimes times; //!< of the current process() call
+    ChainTimes times;                      //!< of the current process() call
+    std::size_t next_start = 0;            //!< of the current call's last frame
+    std::optional<std::size_t> cut_resume; //!< where a cut frame is searched again
     Set sets[2];
     cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
     cufftHandle fft = 0, fine_fft = 0;
@@ -595,9 +618,13 @@ struct CudaOfdmChain::Impl {
             MIMODET_CUDA_CHECK(
                 cudaEventCreateWithFlags(&frame_detected.back(), cudaEventDisableTiming));
         }
-        if (width * o.num_antennas > static_cast<std::size_t>(INT_MAX) / 2)
-            throw std::invalid_argument("GPU OFDM chain: window too large; lower "
-                                        "frames_per_window");
+        if (width * o.num_antennas > static_cast<std::size_t>(INT_MAX) / 2 ||
+            static_cast<std::size_t>(max_frames) * o.num_antennas > 65535)
+            throw std::invalid_argument("GPU OFDM chain: a window of " +
+                                        std::to_string(opt.frames_per_window) +
+                                        " frames of " + std::to_string(o.num_antennas) +
+                                        " antennas is too large for the kernels' "
+                                        "indexing; lower frames_per_window");
         geo.B = static_cast<int>(o.num_antennas);
         geo.U = static_cast<int>(o.num_users);
         geo.nsc = static_cast<int>(o.num_subcarriers);
@@ -713,25 +740,25 @@ struct CudaOfdmChain::Impl {
                                           static_cast<int>(max_frames * B)));
         fine_fft_made = true;
         MIMODET_CUFFT_CHECK(cufftSetStream(fine_fft, compute));
-        // FFT of the zero-padded preamble body, once: the first segment's transform.
-        std::vector<float2> padded(static_cast<std::size_t>(max_frames) * B * fine_size,
-                                   make_float2(0.0f, 0.0f));
+        // FFT of the zero-padded preamble body, once, with a plan of one transform.
+        std::vector<float2> padded(fine_size, make_float2(0.0f, 0.0f));
         for (std::size_t k = 0; k < body.size(); ++k)
             padded[k] = make_float2(body[k].real(), body[k].imag());
-        copy_to_device(
-            fine_segments->get(), padded.data(), padded.size() * sizeof(float2));
-        MIMODET_CUFFT_CHECK(
-            cufftExecC2C(fine_fft,
-                         reinterpret_cast<cufftComplex*>(fine_segments->get()),
-                         reinterpret_cast<cufftComplex*>(fine_segments->get()),
-                         CUFFT_FORWARD));
         preamble_spectrum = std::make_unique<Buffer<float2>>(fine_size, false);
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(preamble_spectrum->get(),
-                                           fine_segments->get(),
-                                           fine_size * sizeof(float2),
-                                           cudaMemcpyDeviceToDevice,
-                                           compute));
-        MIMODET_CUDA_CHECK(cudaStreamSynchronize(compute));
+        copy_to_device(
+            preamble_spectrum->get(), padded.data(), fine_size * sizeof(float2));
+        cufftHandle once = 0;
+        MIMODET_CUFFT_CHECK(cufftPlan1d(&once, fine_size, CUFFT_C2C, 1));
+        const cufftResult made =
+            cufftSetStream(once, compute) == CUFFT_SUCCESS
+                ? cufftExecC2C(once,
+                               reinterpret_cast<cufftComplex*>(preamble_spectrum->get()),
+                               reinterpret_cast<cufftComplex*>(preamble_spectrum->get()),
+                               CUFFT_FORWARD)
+                : CUFFT_EXEC_FAILED;
+        cudaStreamSynchronize(compute);
+        cufftDestroy(once);
+        MIMODET_CUFFT_CHECK(made);
     }
 
     ~Impl()
@@ -858,10 +885,11 @@ struct CudaOfdmChain::Impl {
         metric_kernel<<<n_tiles, kTile, 0, compute>>>(
             cum->get(), geo.L, n_metric, metric->get(), tile_first->get());
         MIMODET_CUDA_CHECK_LAUNCH("metric_kernel");
-        // Crossings from here up to the next window's first search position; peaks up
-        // to the last body position whose frame fits (OfdmReceiver's last_start + cp).
-        const int peak_last = data - geo.frame + geo.cp;
-        const int limit = std::min(static_cast<int>(step) + geo.cp, peak_last + 1);
+        // Crossings up to the next window's first search position or the last body whose
+        // frame fits (OfdmReceiver's last_start + cp); peaks as far as the samples go.
+        const int last_body = data - geo.frame + geo.cp;
+        const int limit = std::min(static_cast<int>(step) + geo.cp, last_body + 1);
+        const int peak_last = n_metric - 1;
         search_kernel<<<1, kSearchThreads, 0, compute>>>(
             metric->get(),
             tile_first->get(),
@@ -904,7 +932,7 @@ struct CudaOfdmChain::Impl {
                                                                  fine_key->get());
         MIMODET_CUDA_CHECK_LAUNCH("fine_argmax_kernel");
         finalize_kernel<<<blocks_for(max_frames, 32), 32, 0, compute>>>(
-            cum->get(), geo, s.count->get(), fine_key->get(), s.meta->get());
+            cum->get(), geo, last_body, s.count->get(), fine_key->get(), s.meta->get());
         MIMODET_CUDA_CHECK_LAUNCH("finalize_kernel");
         gather_kernel<<<dim3(blocks_for(geo.N, kThreads), 1 + geo.nd, max_frames * geo.B),
                         kThreads,
@@ -946,9 +974,13 @@ struct CudaOfdmChain::Impl {
         MIMODET_CUDA_CHECK(cudaEventRecord(s.meta_ready, compute));
     }
 
-    //! Waits for window k's frames, detects them and queues the LLR download. Returns
-    //! false once the outputs are full.
-    bool issue_detection(std::size_t k,
+    //! How a call's walk went on after a window.
+    enum class Walk { on, full, cut };
+
+    //! Waits for window k's frames, detects them and queues the LLR download; says
+    //! whether the walk goes on (a full output or a frame cut by the end of the samples
+    //! ends it, next_start / cut_resume tell where a later call resumes).
+    Walk issue_detection(std::size_t k,
                          const ChainOutputs& out,
                          std::vector<ChainFrame>& frames)
     {
@@ -968,9 +1000,24 @@ struct CudaOfdmChain::Impl {
         // stream joins them before the chain that reuses this set (window k+2), and the
         // download stream before fetching the LLRs.
         std::size_t detected = 0;
-        for (int f = 0; f < count && frames.size() < out.max_frames; ++f) {
+        Walk walk = Walk::on;
+        for (int f = 0; f < count; ++f) {
             const FrameMeta& m = s.host_meta->get()[f];
-            if (!m.valid)
+            if (m.status == kFrameCut) { // the rest comes with more samples
+                cut_resume =
+                    window_begin(k) + static_cast<std::size_t>(m.crossing - geo.cp);
+                walk = Walk::cut;
+                break;
+            }
+            if (frames.size() == out.max_frames) {
+                walk = Walk::full;
+                break;
+            }
+            // The next search starts a frame after the coarse position (overlapping
+            // frames included), as OfdmReceiver's next_start.
+            next_start = window_begin(k) + static_cast<std::size_t>(m.coarse) +
+                         ofdm.frame_samples() - 2 * ofdm.cp_length;
+            if (m.status != kFrameValid)
                 continue;
             ChainFrame frame;
             frame.start = window_begin(k) + static_cast<std::size_t>(m.start);
@@ -986,14 +1033,20 @@ struct CudaOfdmChain::Impl {
             cudaStream_t stream = detect_streams[detected];
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
-            CudaDetector& detector = *detectors[detected];
-            detector.set_channel_device(
-                reinterpret_cast<const cf32*>(h), frame.n0, stream);
-            detector.detect_device(reinterpret_cast<const cf32*>(y),
-                                   ofdm.num_data_symbols,
-                                   s.llr->get() + detected * llr_frame,
-                                   nullptr,
-                                   stream);
+            float* llr = s.llr->get() + detected * llr_frame;
+            if (std::isfinite(frame.n0)) {
+                CudaDetector& detector = *detectors[detected];
+                detector.set_channel_device(
+                    reinterpret_cast<const cf32*>(h), frame.n0, stream);
+                detector.detect_device(reinterpret_cast<const cf32*>(y),
+                                       ofdm.num_data_symbols,
+                                       llr,
+                                       nullptr,
+                                       stream);
+            } else { // NaN/Inf samples in the frame: erased, as the CPU detector does
+                MIMODET_CUDA_CHECK(
+                    cudaMemsetAsync(llr, 0, llr_frame * sizeof(float), stream));
+            }
             // Optional outputs (tests): straight into the caller's memory.
             if (out.h)
                 MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.h + index * h_frame,
@@ -1020,7 +1073,9 @@ struct CudaOfdmChain::Impl {
                                                cudaMemcpyDeviceToHost,
                                                download));
         MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
-        return frames.size() < out.max_frames;
+        if (walk == Walk::on && frames.size() == out.max_frames)
+            walk = Walk::full;
+        return walk;
     }
 };
 
@@ -1072,27 +1127,39 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     if (m.window_exists(1, samples))
         m.issue_upload(1, antennas, format, samples);
     m.issue_chain(0, format, samples);
-    bool full = false;
-    for (std::size_t k = 0; m.window_exists(k, samples); ++k) {
-        if (m.window_exists(k + 2, samples))
-            m.issue_upload(k + 2, antennas, format, samples);
-        if (m.window_exists(k + 1, samples))
-            m.issue_chain(k + 1, format, samples);
-        if (!m.issue_detection(k, out, frames)) {
-            full = true;
-            break;
+    m.next_start = 0;
+    m.cut_resume.reset();
+    Impl::Walk walk = Impl::Walk::on;
+    try {
+        for (std::size_t k = 0; walk == Impl::Walk::on && m.window_exists(k, samples);
+             ++k) {
+            if (m.window_exists(k + 2, samples))
+                m.issue_upload(k + 2, antennas, format, samples);
+            if (m.window_exists(k + 1, samples))
+                m.issue_chain(k + 1, format, samples);
+            walk = m.issue_detection(k, out, frames);
         }
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.upload));
+        for (cudaStream_t s : m.detect_streams)
+            MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+    } catch (...) {
+        // Nothing queued may outlive the call: the caller's buffers go away.
+        for (cudaStream_t s : { m.compute, m.download, m.upload })
+            cudaStreamSynchronize(s);
+        for (cudaStream_t s : m.detect_streams)
+            cudaStreamSynchronize(s);
+        throw;
     }
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.upload));
     if (next) {
-        // Full: the frames after the last one returned are found again from its end.
-        // Otherwise every crossing up to the last body position whose frame fits was
-        // searched (see issue_chain's limits).
+        // A cut frame is searched again from its crossing; a full output resumes after
+        // its last frame; otherwise every crossing up to the last body whose frame fits
+        // was searched.
         const std::size_t frame = m.ofdm.frame_samples();
-        const std::size_t after_last = frames.empty() ? 0 : frames.back().start + frame;
-        *next = full ? after_last : std::max(after_last, samples - frame + 1);
+        *next = m.cut_resume               ? *m.cut_resume
+                : walk == Impl::Walk::full ? m.next_start
+                                           : std::max(m.next_start, samples - frame + 1);
     }
     return frames;
 }

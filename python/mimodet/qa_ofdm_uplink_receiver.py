@@ -39,15 +39,15 @@ def stream(frames, snr_db=25.0, seed=5):
 
 
 def core_walk(rx):
-    """The core receiver from the end of each frame found, as the block walks."""
+    """The core receiver frame after frame, as the block walks."""
     receiver, found, pos = mimodet.ofdm_receiver(config()), [], 0
     while True:
         r = receiver.receive(rx[:, pos:])
         if r is None:
             return found
         r["frame_start"] += pos
+        pos += r["next_start"]
         found.append(r)
-        pos = r["frame_start"] + config().frame_samples()
 
 
 def rx_time(seconds):

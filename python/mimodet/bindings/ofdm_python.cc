@@ -9,7 +9,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(522db4d66b39a1e28f1977219f053d97) */
+/* BINDTOOL_HEADER_FILE_HASH(135342ae137977acad3bb8d50c6f8f05) */
 
 #include <mimodet/ofdm.h>
 #include <pybind11/numpy.h>
@@ -163,6 +163,7 @@ void bind_ofdm(py::module& m)
                 const auto nd = static_cast<py::ssize_t>(o.num_data_symbols);
                 py::dict d;
                 d["frame_start"] = r.frame_start;
+                d["next_start"] = r.next_start;
                 d["cfo"] = r.cfo;
                 d["n0"] = r.n0;
                 d["h"] = to_array(r.h, { nsc, B, U });
@@ -171,5 +172,6 @@ void bind_ofdm(py::module& m)
             },
             py::arg("samples"),
             "None when no frame is found, else a dict: frame_start, cfo (subcarrier "
-            "spacings), n0, h [N_sc][B][U], y [N_data][N_sc][B] (the detectors' items).");
+            "spacings), n0, h [N_sc][B][U], y [N_data][N_sc][B] (the detectors' items), "
+            "next_start (where the samples of the search for the next frame begin).");
 }
