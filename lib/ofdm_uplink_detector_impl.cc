@@ -115,11 +115,9 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     for (std::size_t b = 0; b < at.size(); ++b)
         at[b] = static_cast<const gr_complex*>(input_items[b]);
     std::size_t next = 0;
-    const auto found = d_chain->process(at,
-                                        usable,
-                                        static_cast<float*>(output_items[0]),
-                                        static_cast<std::size_t>(noutput_items) / nd,
-                                        next);
+    const std::size_t max_frames = static_cast<std::size_t>(noutput_items) / nd;
+    const auto found = d_chain->process(
+        at, usable, static_cast<float*>(output_items[0]), max_frames, next);
     for (std::size_t f = 0; f < found.size(); ++f) {
         const std::uint64_t item = nitems_written(0) + f * nd;
         const std::uint64_t start = first + found[f].start;
@@ -145,9 +143,10 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         d_last_cfo = found[f].cfo;
         d_last_n0 = found[f].n0;
     }
-    // Before a gap, what cannot hold a whole frame any more is dropped.
+    // Before a gap nothing more will arrive: unless the output space stopped the search,
+    // what is left (nothing, or a frame the gap cuts) is dropped.
     std::size_t consumed = next;
-    if (usable < available && usable - consumed < frame)
+    if (usable < available && (found.size() < max_frames || usable - consumed < frame))
         consumed = usable;
     consume_each(static_cast<int>(consumed));
     return static_cast<int>(found.size() * nd);

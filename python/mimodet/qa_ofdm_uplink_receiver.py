@@ -228,7 +228,42 @@ class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, mode="ml")
 
-    def test_008_bad_arguments(self):
+    def test_008_a_gap_just_before_a_frame_ends(self):
+        # Frame 1 lacks its last 2 samples: cut by the gap, it must be dropped by both
+        # blocks (neither may wait for samples that will not come) and frame 2 found.
+        rate = 1e6
+        rx, truths = stream(3, seed=61)
+        gap_at = truths[1]["frame_start"] + config().frame_samples() - 2
+        tags = [mimodet.make_tag(0, "rx_time", rx_time(0.0)),
+                mimodet.make_tag(gap_at, "rx_time", rx_time((gap_at + 10) / rate))]
+        tb = gr.top_block()
+        receiver = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND, rate)
+        detector = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, backend="cpu",
+                                                samp_rate=rate)
+        for b in range(B):
+            src = blocks.vector_source_c(rx[b].tolist(), False, 1,
+                                         list(tags) if b == 0 else [])
+            tb.connect(src, (receiver, b))
+            tb.connect(src, (detector, b))
+        items, llr = blocks.vector_sink_c(NSC * B), blocks.vector_sink_f(NSC * U * 4)
+        tb.connect(receiver, items)
+        tb.connect(detector, llr)
+        tb.start()
+        deadline = time.monotonic() + 30.0
+        while (len(llr.data()) < 2 * ND * NSC * U * 4 or len(items.data()) < 2 * ND * NSC * B) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tb.stop()
+        tb.wait()
+        for block in (receiver, detector):
+            self.assertEqual(block.frames(), 2)
+            self.assertEqual(block.gaps(), 1)
+        starts = [pmt.to_uint64(t.value) for t in llr.tags()
+                  if pmt.symbol_to_string(t.key) == "mimo_frame_start"]
+        self.assertEqual(len(starts), 2)
+        self.assertLessEqual(abs(int(starts[1]) - truths[2]["frame_start"]), CP // 2)
+
+    def test_009_bad_arguments(self):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_receiver(0, U, FFT, CP, NSC, ND)
         with self.assertRaises(ValueError):
