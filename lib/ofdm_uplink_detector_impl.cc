@@ -121,24 +121,9 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     for (std::size_t f = 0; f < found.size(); ++f) {
         const std::uint64_t item = nitems_written(0) + f * nd;
         const std::uint64_t start = first + found[f].start;
-        add_item_tag(0,
-                     item,
-                     pmt::intern(::mimodet::kFrameTagKey),
-                     pmt::from_uint64(d_frames.load()));
-        add_item_tag(
-            0, item, pmt::intern(::mimodet::kFrameStartTagKey), pmt::from_uint64(start));
-        add_item_tag(
-            0, item, pmt::intern(::mimodet::kCfoTagKey), pmt::from_double(found[f].cfo));
-        add_item_tag(0,
-                     item,
-                     pmt::intern(::mimodet::kNoiseVarTagKey),
-                     pmt::from_double(found[f].n0));
-        double seconds = 0.0;
-        if (d_gaps.time_of(start, seconds))
-            add_item_tag(0,
-                         item,
-                         pmt::intern(::mimodet::kFrameTimeTagKey),
-                         pmt::from_double(seconds));
+        for (const auto& [key, value] :
+             frame_tags(d_frames, start, found[f].cfo, found[f].n0, d_gaps))
+            add_item_tag(0, item, key, value);
         ++d_frames;
         d_last_cfo = found[f].cfo;
         d_last_n0 = found[f].n0;

@@ -113,22 +113,8 @@ int ofdm_uplink_receiver_impl::general_work(int noutput_items,
                      item,
                      pmt::intern(::mimodet::kChannelTagKey),
                      pmt::init_c32vector(r.h.size(), r.h.data()));
-        add_item_tag(
-            0, item, pmt::intern(::mimodet::kNoiseVarTagKey), pmt::from_double(r.n0));
-        add_item_tag(0,
-                     item,
-                     pmt::intern(::mimodet::kFrameTagKey),
-                     pmt::from_uint64(d_frames.load()));
-        add_item_tag(
-            0, item, pmt::intern(::mimodet::kFrameStartTagKey), pmt::from_uint64(start));
-        add_item_tag(
-            0, item, pmt::intern(::mimodet::kCfoTagKey), pmt::from_double(r.cfo));
-        double seconds = 0.0;
-        if (d_gaps.time_of(start, seconds))
-            add_item_tag(0,
-                         item,
-                         pmt::intern(::mimodet::kFrameTimeTagKey),
-                         pmt::from_double(seconds));
+        for (const auto& [key, value] : frame_tags(d_frames, start, r.cfo, r.n0, d_gaps))
+            add_item_tag(0, item, key, value);
         ++d_frames;
         d_last_cfo = r.cfo;
         d_last_n0 = r.n0;

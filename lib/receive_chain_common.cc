@@ -5,6 +5,7 @@
  */
 
 #include "receive_chain_common.h"
+#include <mimodet/layout.h>
 #include <pmt/pmt.h>
 #include <algorithm>
 #include <cmath>
@@ -99,6 +100,25 @@ std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
             Reference{ tag.offset, seconds }; // the first, a gap's end, a re-tag
     }
     return n;
+}
+
+std::vector<std::pair<pmt::pmt_t, pmt::pmt_t>> frame_tags(std::uint64_t index,
+                                                          std::uint64_t start,
+                                                          double cfo,
+                                                          double n0,
+                                                          const rx_time_gaps& times)
+{
+    std::vector<std::pair<pmt::pmt_t, pmt::pmt_t>> tags{
+        { pmt::intern(::mimodet::kFrameTagKey), pmt::from_uint64(index) },
+        { pmt::intern(::mimodet::kFrameStartTagKey), pmt::from_uint64(start) },
+        { pmt::intern(::mimodet::kCfoTagKey), pmt::from_double(cfo) },
+        { pmt::intern(::mimodet::kNoiseVarTagKey), pmt::from_double(n0) }
+    };
+    double seconds = 0.0;
+    if (times.time_of(start, seconds))
+        tags.emplace_back(pmt::intern(::mimodet::kFrameTimeTagKey),
+                          pmt::from_double(seconds));
+    return tags;
 }
 
 bool rx_time_gaps::time_of(std::uint64_t sample, double& seconds) const

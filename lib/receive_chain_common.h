@@ -12,6 +12,7 @@
 #include <gnuradio/logger.h>
 #include <gnuradio/tags.h>
 #include <mimodet/ofdm.h>
+#include <pmt/pmt.h>
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -66,6 +67,15 @@ private:
     std::uint64_t d_last_gap_at = UINT64_MAX;
     std::atomic<std::uint64_t> d_gaps{ 0 }, d_lost{ 0 };
 };
+
+/*! The tags of a received frame's first item (docs/data-contract.md): mimo_frame,
+ * mimo_frame_start, mimo_cfo, mimo_n0 and, when `times` knows the time of `start`,
+ * mimo_time, as (key, value) pairs. */
+std::vector<std::pair<pmt::pmt_t, pmt::pmt_t>> frame_tags(std::uint64_t index,
+                                                          std::uint64_t start,
+                                                          double cfo,
+                                                          double n0,
+                                                          const rx_time_gaps& times);
 
 } // namespace mimodet
 } // namespace gr
