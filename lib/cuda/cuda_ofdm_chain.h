@@ -103,8 +103,6 @@ public:
 
     const OfdmConfig& config() const;
     ChainTimes last_times() const;
-    //! Frames one window holds at most.
-    std::size_t frames_per_window_max() const;
 
 private:
     struct Impl;

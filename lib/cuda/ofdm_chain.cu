@@ -1088,10 +1088,6 @@ CudaOfdmChain::CudaOfdmChain(const OfdmConfig& ofdm,
 
 CudaOfdmChain::~CudaOfdmChain() = default;
 const OfdmConfig& CudaOfdmChain::config() const { return d_impl->ofdm; }
-std::size_t CudaOfdmChain::frames_per_window_max() const
-{
-    return static_cast<std::size_t>(d_impl->max_frames);
-}
 
 std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& antennas,
                                                SampleFormat format,
