@@ -218,9 +218,10 @@ struct CudaDetector::Impl {
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
     // Through the device API the channel is prepared by the first detect call on it:
-    // fused into the equalize kernel when the call is one tile per subcarrier, skipped
-    // while CG/CR iterate from H alone (matrix_free_pays for the symbols so far), or by
-    // the prepare kernel otherwise. a_formed: A or A^-1 is there for the channel.
+    // fused into the equalize kernel when the call is one tile per subcarrier (chol/zf
+    // for up to 16 users), skipped while CG/CR iterate from H alone (matrix_free_pays
+    // for the symbols so far), or by the prepare kernel otherwise. a_formed: A or A^-1
+    // is there for the channel.
     bool a_formed = false;
     std::size_t symbols_on_channel = 0;
     // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
@@ -440,8 +441,8 @@ struct CudaDetector::Impl {
     {
         symbols_on_channel += n;
         const bool matrix_free = !a_formed && matrix_free_for(symbols_on_channel);
-        const bool fused =
-            options.fuse_prepare && !a_formed && !matrix_free && fused_supported(mode, n);
+        const bool fused = options.fuse_prepare && !a_formed && !matrix_free &&
+                           fused_supported(mode, static_cast<int>(dims.num_users), n);
         if (!a_formed && !matrix_free && !fused) // forming A pays, in its own kernel
             prepare(channel, n0, stream);
         EqualizeArgs a{};

@@ -59,6 +59,10 @@ constexpr int kPrepareChunk = 32;
 //! shared memory (the opt-in limit of sm_75).
 __host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 3 : 4; }
 
+//! Whether the fused kernel finishes chol/zf channels for UP users (invert_in_place keeps
+//! (UP * UP) / 32 entries per thread in registers).
+__host__ __device__ constexpr bool fused_direct_supported(int up) { return up <= 16; }
+
 template <int UP>
 struct PrepareWarpSmem {
     float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H; then A^-1 on the way out
@@ -195,6 +199,124 @@ __device__ __forceinline__ bool approximate_gains(float own_gain,
     return user_lane && !usable;
 }
 
+//! No usable channel on subcarrier sc (one warp): zero gains and kStatusBad, so every
+//! LLR of it will be 0.
+__device__ __forceinline__ void
+erase_channel(const PrepareArgs& p, int sc, bool regularized, int lane)
+{
+    const int U = p.num_users;
+    if (lane < U) {
+        p.rho[static_cast<std::size_t>(sc) * U + lane] = 0.0f;
+        p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = 0.0f;
+    }
+    if (lane == 0) {
+        p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
+        p.unusable[sc] = 0;
+    }
+}
+
+//! The U x U part of g row-major into p.a (one warp, coalesced).
+template <int UP>
+__device__ __forceinline__ void
+write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], int lane)
+{
+    const int U = p.num_users;
+    float2* a_out = p.a + static_cast<std::size_t>(sc) * U * U;
+    if (U == UP) // shifts instead of divisions by a run-time U
+        for (int idx = lane; idx < UP * UP; idx += 32)
+            a_out[idx] = g[idx / UP][idx % UP];
+    else
+        for (int idx = lane; idx < U * U; idx += 32)
+            a_out[idx] = g[idx / U][idx % U];
+}
+
+/*! chol/zf, one warp, once g holds A^-1 of A = G + load I (zeros past U): A^-1 into
+ * p.a, the per-user gains, the status and the unusable count; a row of A^-1 that is not
+ * finite erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
+ * largest. */
+template <int UP>
+__device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
+                                                int sc,
+                                                const float2 (*g)[UP + 1],
+                                                float load,
+                                                bool regularized,
+                                                float own_gain,
+                                                float max_gain,
+                                                int lane)
+{
+    const int U = p.num_users;
+    const bool user_lane = lane < U;
+    const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
+    // [A^-1]_uu of this lane's user, and whether its row is finite.
+    float inv_diag = 0.0f;
+    bool finite = true;
+    if (user_lane) {
+        inv_diag = g[lane][lane].x;
+        for (int j = 0; j < U; ++j)
+            finite = finite && cfinite(g[lane][j]);
+    }
+    if (!__all_sync(0xffffffffu, finite || !user_lane)) {
+        erase_channel(p, sc, regularized, lane);
+        return;
+    }
+    // zf: the post-ZF noise gain |w_u|^2 = [A^-1 G A^-1]_uu = ||H x||^2, x = column u of
+    // A^-1 (x_j = conj([A^-1]_uj)); without loading that is [A^-1]_uu. Under loading (a
+    // near-singular G) x has a component ~1/load along G's null space, which both
+    // [A^-1 - load A^-2]_uu and x^H (G x) cancel to garbage in float; H x cancels it
+    // before squaring, as the CPU's W = A^-1 H^H does. A rare path: H is read again, from
+    // L2.
+    float zf_noise_gain = inv_diag;
+    if (p.mode == KernelMode::zf && load > 0.0f && user_lane) {
+        const int B = p.num_antennas;
+        const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
+        float q = 0.0f;
+        for (int b = 0; b < B; ++b) {
+            float2 t = make_float2(0.0f, 0.0f);
+            for (int j = 0; j < U; ++j)
+                t = cfma(__ldg(h + b * U + j), conj2(g[lane][j]), t);
+            q += cnorm(t);
+        }
+        zf_noise_gain = q;
+    }
+    write_channel_matrix<UP>(p, sc, g, lane);
+
+    // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
+    // W H = A^-1 G = I - load A^-1 (chol), W W^H as above (zf).
+    const bool zf = p.mode == KernelMode::zf;
+    bool unusable = false;
+    if (user_lane) {
+        float r = 0.0f, il = 0.0f;
+        const float one_minus = load * inv_diag; // 1 - lambda (chol)
+        const float lam = 1.0f - one_minus;
+        if (usable && zf) {
+            const float noise = p.n0 * zf_noise_gain;
+            r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
+            il = 1.0f;
+        } else if (usable && lam > 0.0f && isfinite(lam)) {
+            r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
+            il = 1.0f / lam;
+        } else {
+            unusable = true;
+        }
+        p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
+        p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
+    }
+    const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
+    if (lane == 0) {
+        p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
+        p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+    }
+}
+
+//! The diagonal loading of attempt 0 (chol: N0; zf: none) or 1 (plus a small multiple
+//! of the mean gain, when the first failed), as on the CPU.
+__device__ __forceinline__ float
+channel_load(const PrepareArgs& p, int attempt, float gain_sum)
+{
+    return (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
+           (attempt ? kLoading * gain_sum / p.num_users : 0.0f);
+}
+
 /*! One warp's part of the channel state of subcarrier sc from G = H^H H (g, full
  * Hermitian, in shared memory): A = G + N0 I (cg/cr) or A^-1 (chol/zf: Cholesky of
  * A = G + load I with one retry under diagonal loading, then A^-1 a column per lane by a
@@ -211,51 +333,26 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
                                                int lane)
 {
     const int U = p.num_users;
-    float* rho = p.rho + static_cast<std::size_t>(sc) * U;
-    float* inv_lambda = p.inv_lambda + static_cast<std::size_t>(sc) * U;
     const bool user_lane = lane < U;
-    // No usable channel on this subcarrier: every LLR will be 0.
-    auto erase_subcarrier = [&](bool regularized) {
-        if (user_lane) {
-            rho[lane] = 0.0f;
-            inv_lambda[lane] = 0.0f;
-        }
-        if (lane == 0) {
-            p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
-            p.unusable[sc] = 0;
-        }
-    };
-    // M (m(i, j) = M_ij) row-major into p.a, coalesced.
-    float2* a_out = p.a + static_cast<std::size_t>(sc) * U * U;
-    auto write_matrix = [&](auto m) {
-        if (U == UP) // shifts instead of divisions by a run-time U
-            for (int idx = lane; idx < UP * UP; idx += 32)
-                a_out[idx] = m(idx / UP, idx % UP);
-        else
-            for (int idx = lane; idx < U * U; idx += 32)
-                a_out[idx] = m(idx / U, idx % U);
-    };
-
     const float own_gain = user_lane ? g[lane][lane].x : 0.0f;
     const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
     if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
-        erase_subcarrier(false);
+        erase_channel(p, sc, false, lane);
         return;
     }
-    const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
 
     if constexpr (kIterative) {
         __syncwarp(); // every lane has read its G_uu
         if (user_lane)
             g[lane][lane].x += p.n0;
         __syncwarp();
-        write_matrix([&](int i, int j) { return g[i][j]; });
+        write_channel_matrix<UP>(p, sc, g, lane);
         float r = 0.0f, il = 0.0f;
         const bool unusable =
             approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
         if (user_lane) {
-            rho[lane] = r;
-            inv_lambda[lane] = il;
+            p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
+            p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
         }
         const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
         if (lane == 0) {
@@ -267,8 +364,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
         bool factored = false, regularized = false;
         float load = 0.0f;
         for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-            load = (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
-                   (attempt ? kLoading * gain_sum / U : 0.0f);
+            load = channel_load(p, attempt, gain_sum);
             regularized =
                 attempt == 1; // counted like the CPU: whenever loading was needed
             float2 row[UP];
@@ -291,7 +387,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             }
         }
         if (!factored) {
-            erase_subcarrier(regularized);
+            erase_channel(p, sc, regularized, lane);
             return;
         }
         __syncwarp();
@@ -322,76 +418,131 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
                 x[i] = cscale(s, inv_diag_s[i]);
             }
         }
-        // [A^-1]_uu of this lane's user.
-        float inv_diag = 0.0f;
-        bool finite = true;
-#pragma unroll
-        for (int j = 0; j < UP; ++j) {
-            if (j < U)
-                finite = finite && cfinite(x[j]);
-            if (j == lane)
-                inv_diag = x[j].x;
-        }
-        if (!__all_sync(0xffffffffu, finite || !user_lane)) {
-            erase_subcarrier(regularized);
-            return;
-        }
-        // zf: the post-ZF noise gain |w_u|^2 = [A^-1 G A^-1]_uu = ||H x||^2, x = column u
-        // of A^-1; without loading that is [A^-1]_uu. Under loading (a near-singular G) x
-        // has a component ~1/load along G's null space, which both [A^-1 - load A^-2]_uu
-        // and x^H (G x) cancel to garbage in float; H x cancels it before squaring, as
-        // the CPU's W = A^-1 H^H does. A rare path: H is read again, from L2.
-        float zf_noise_gain = inv_diag;
-        if (p.mode == KernelMode::zf && load > 0.0f) {
-            const int B = p.num_antennas;
-            const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
-            float q = 0.0f;
-            for (int b = 0; b < B; ++b) {
-                float2 t = make_float2(0.0f, 0.0f);
-#pragma unroll
-                for (int j = 0; j < UP; ++j)
-                    if (j < U)
-                        t = cfma(__ldg(h + b * U + j), x[j], t);
-                q += cnorm(t);
-            }
-            zf_noise_gain = q;
-        }
-        // A^-1 into g ([A^-1]_{lane,j} = conj([A^-1]_{j,lane})) and, from there,
-        // row-major into p.a with coalesced stores.
+        // Row `lane` of A^-1 (conj(x): A^-1 is Hermitian) into g.
         if (user_lane)
 #pragma unroll
             for (int j = 0; j < UP; ++j)
                 g[lane][j] = conj2(x[j]);
         __syncwarp();
-        write_matrix([&](int i, int j) { return g[i][j]; });
+        publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
+    }
+}
 
-        // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
-        // W H = A^-1 G = I - load A^-1 (chol), W W^H as above (zf).
-        const bool zf = p.mode == KernelMode::zf;
-        bool unusable = false;
-        if (user_lane) {
-            float r = 0.0f, il = 0.0f;
-            const float one_minus = load * inv_diag; // 1 - lambda (chol)
-            const float lam = 1.0f - one_minus;
-            if (usable && zf) {
-                const float noise = p.n0 * zf_noise_gain;
-                r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
-                il = 1.0f;
-            } else if (usable && lam > 0.0f && isfinite(lam)) {
-                r = one_minus > lam / kMaxSinr ? lam / one_minus : kMaxSinr;
-                il = 1.0f / lam;
-            } else {
-                unusable = true;
-            }
-            rho[lane] = r;
-            inv_lambda[lane] = il;
+/*! M^-1 (the whole block) by Gauss-Jordan elimination without pivoting, M being
+ * Hermitian positive definite: m holds M in its U x U part (identity past it) on entry
+ * and M^-1 (zeros past U) on success; `other` ([UP][UP + 1]) is scratch. Step k turns
+ * column k into e_k and builds column k of the inverse in its place, every entry updated
+ * at once from the step's pivot row and column, read from one buffer and written to the
+ * other: one barrier a step and no dependent chains (a Cholesky factorization and the two
+ * triangular solves per column are chains of about UP^2 / 2 dependent multiply-adds, and
+ * their registers cost the fused kernel its occupancy). The pivots are those of the
+ * Cholesky factorization (the same Schur complements), so a pivot below min_pivot or not
+ * finite fails the same way; the result is uniform across the block. Every thread of the
+ * block must call it; threads >= 32. */
+template <int UP>
+__device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
+                                                float2 (*other)[UP + 1],
+                                                int U,
+                                                float min_pivot,
+                                                int tid,
+                                                int threads)
+{
+    constexpr int kPerThread = (UP * UP + 31) / 32; // entries per thread, at most
+    float2(*from)[UP + 1] = m;
+    float2(*to)[UP + 1] = other;
+    for (int k = 0; k < U; ++k) {
+        const float d = from[k][k].x; // real: M is Hermitian
+        if (!(d >= min_pivot) || !isfinite(d))
+            return false; // every thread read the same pivot
+        const float inv = 1.0f / d;
+#pragma unroll
+        for (int e = 0; e < kPerThread; ++e) {
+            const int idx = tid + e * threads;
+            if (idx >= UP * UP)
+                break;
+            const int i = idx / UP, j = idx % UP;
+            const float2 row_k = cscale(from[k][j], inv); // row k of the step, scaled
+            float2 v;
+            if (i == k)
+                v = j == k ? make_float2(inv, 0.0f) : row_k;
+            else if (j == k)
+                v = cscale(from[i][k], -inv);
+            else
+                v = csub(from[i][j], cmul(from[i][k], row_k));
+            to[i][j] = v;
         }
-        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
-        if (lane == 0) {
-            p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
-            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+        __syncthreads(); // step k + 1 reads what step k wrote, and writes what it read
+        float2(*t)[UP + 1] = from;
+        from = to;
+        to = t;
+    }
+    // M^-1 is in `from`: into m, zeros past U.
+    for (int idx = tid; idx < UP * UP; idx += threads) {
+        const int i = idx / UP, j = idx % UP;
+        m[i][j] = (i < U && j < U) ? from[i][j] : make_float2(0.0f, 0.0f);
+    }
+    __syncthreads();
+    return true;
+}
+
+/*! chol/zf channel state of subcarrier sc by the whole block (the fused kernel), as
+ * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success;
+ * g keeps G for the retry under loading and work is the inversion's other buffer (both
+ * [UP][UP + 1] scratch); scalars (2 floats) pass the gains from warp 0 to the block.
+ * Every thread of the block must call it. */
+template <int UP>
+__device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
+                                                     int sc,
+                                                     float2 (*a)[UP + 1],
+                                                     float2 (*g)[UP + 1],
+                                                     float2 (*work)[UP + 1],
+                                                     float* scalars,
+                                                     int tid,
+                                                     int threads)
+{
+    const int U = p.num_users;
+    for (int idx = tid; idx < UP * UP; idx += threads)
+        g[idx / UP][idx % UP] = a[idx / UP][idx % UP];
+    float own_gain = 0.0f;
+    if (tid < 32) {
+        own_gain = tid < U ? a[tid][tid].x : 0.0f;
+        const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
+        if (tid == 0) {
+            scalars[0] = max_gain;
+            scalars[1] = gain_sum;
         }
     }
+    __syncthreads();
+    const float max_gain = scalars[0], gain_sum = scalars[1];
+    if (!(max_gain > 0.0f) || !isfinite(gain_sum)) { // uniform
+        if (tid < 32)
+            erase_channel(p, sc, false, tid);
+        return;
+    }
+    bool factored = false, regularized = false;
+    float load = 0.0f;
+    for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
+        load = channel_load(p, attempt, gain_sum);
+        regularized = attempt == 1;
+        for (int idx = tid; idx < UP * UP; idx += threads) {
+            const int i = idx / UP, j = idx % UP;
+            float2 v =
+                (i < U && j < U) ? g[i][j] : make_float2(i == j ? 1.0f : 0.0f, 0.0f);
+            if (i == j && i < U)
+                v.x += load;
+            a[i][j] = v;
+        }
+        __syncthreads();
+        factored = invert_in_place<UP>(
+            a, work, U, kMinPivotRatio * (max_gain + load), tid, threads);
+        __syncthreads(); // a failed attempt's reads are done before the next one writes
+    }
+    if (tid >= 32)
+        return;
+    if (!factored)
+        erase_channel(p, sc, regularized, tid);
+    else
+        publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
 }
 
 template <int UP, bool kIterative>
@@ -784,10 +935,11 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
  * two or four complex multiply-adds instead of one. When subcarriers and symbols are
  * few, KS "k-groups" of threads take every KS-th chunk each and their sums are added in
  * a fixed order. H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
- * the same register tiling (U^2 S products against U B S for H^H Y) and demap from the
- * registers; cg/cr give each symbol to a group of UP lanes that iterates. H is finite on
- * a usable subcarrier, so a symbol's products are finite exactly when its y is: NaN/Inf
- * in y is found from the results instead of testing every sample. */
+ * the same register tiling (U^2 S products against U B S for H^H Y; the k-groups share
+ * the symbols) and demap from the registers; cg/cr give each symbol to a group of UP
+ * lanes that iterates. H is finite on a usable subcarrier, so a symbol's products are
+ * finite exactly when its y is: NaN/Inf in y is found from the results instead of
+ * testing every sample. */
 constexpr int kTileChunk = 32; //!< antennas per staged chunk
 constexpr int kTileSymbolsPerThread = 4;
 constexpr int kMaxTileSymbols = 64;
@@ -801,13 +953,53 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
     return 256 / up > 8 ? 256 / up : 8;
 }
 
+/* Row strides (in complex values) of the staged chunks. H: 4 more than a row (16 bytes,
+ * so the pair loads stay aligned; modulo 16 values, 4), so that the tensor-core Gram
+ * fragments, lane (g, t) reading row t at column g, hit distinct banks in each
+ * half-warp. y: one more than a row. */
+__host__ __device__ constexpr int tile_h_stride(int up) { return up + 4; }
 __host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
 
-//! One staging buffer: the chunk of H [kTileChunk][UP] and the received chunk
+//! One staging buffer: the chunk of H [kTileChunk][UP + 4] and the received chunk
 //! [S][kTileChunk + 1]; each k-group has two when it takes several chunks, one otherwise.
 __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 {
-    return kTileChunk * up + symbols * tile_y_stride();
+    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride();
+}
+
+/* The fused kernel's Gram matrix on the FP64 tensor cores (sm_80, sm_90: DMMA,
+ * mma.m8n8k4 in double) for UP >= 8: the float inputs are exact in double and the sums
+ * are kept in double, and the tensor cores work beside the CUDA cores that form H^H Y.
+ * (H^H Y there too was slower for the 1024 x 64 target: the FP64 tensor rate of an H100
+ * is that of its FP32 CUDA cores, and the conversions cost issue slots.) Other GPUs
+ * (sm_75, and sm_86/89 whose FP64 units are few) use the CUDA cores. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define MIMODET_TILE_DMMA 1
+#else
+#define MIMODET_TILE_DMMA 0
+#endif
+
+//! d += a b on an 8x8x4 double tile: lane (g = lane / 4, t = lane % 4) holds a = A[g][t],
+//! b = B[t][g] and d = {D[g][2t], D[g][2t + 1]} (PTX mma.m8n8k4 .f64 fragments).
+__device__ __forceinline__ void dmma_8x8x4(double (&d)[2], double a, double b)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, "
+                 "{%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+#endif
+}
+
+//! One complex tile step: acc += conj(A) B over 4 antennas (conj(a) b = ar br + ai bi +
+//! i (ar bi - ai br)); re and im are the tile's two double fragments.
+[[maybe_unused]] __device__ __forceinline__ void
+cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
+{
+    dmma_8x8x4(re, a.x, b.x);
+    dmma_8x8x4(re, a.y, b.y);
+    dmma_8x8x4(im, a.x, b.y);
+    dmma_8x8x4(im, -a.y, b.x);
 }
 
 struct TileShape {
@@ -859,27 +1051,38 @@ tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false
     return t;
 }
 
+/*! The tiled kernel's __launch_bounds__ minimum of blocks (of 256 threads' registers).
+ * 1 lets the compiler take up to 255 registers, which is best when the grid is about a
+ * block per SM and each block's latency counts (li2015's 128 subcarriers); a compact
+ * grid (kCompactBlocksPerSm blocks per SM or more) trades a few spills for occupancy:
+ * 80 registers for cg/cr, 64 for chol/zf (measured on an H100, against 1 for all:
+ * target chol 98 -> 92 us, NR slot 64x16 chol 118 -> 112 us and cg 94 -> 89 us; li2015
+ * chol with 64 symbols 33 -> 41 us). */
+__host__ __device__ constexpr int tile_min_blocks(bool iterative, bool compact)
+{
+    return compact ? (iterative ? 3 : 4) : 1;
+}
+
 /* kFused: the call's symbols are one tile per subcarrier and the channel is not prepared
- * yet; the block prepares it on the way. G = H^H H comes out of the same loop as H^H Y
- * (thread (pair, group) also accumulates G_uj for its users u and the columns
- * j = group + G t < UP, from the chunk of H already staged), then one warp runs
- * finish_channel on it like the prepare kernel and the rest follows as usual. One
- * launch and one pass over H instead of two; S >= UP so that the columns are covered. */
-template <int UP, int S, bool kIterative, bool kFused>
-__global__ void __launch_bounds__(256)
+ * yet; the block prepares it on the way, in one launch and one pass over H instead of
+ * two. G = H^H H comes out of the same loop as H^H Y, from the chunk of H already
+ * staged: on the FP64 tensor cores beside the CUDA cores' H^H Y (kTensorGram), or on
+ * the CUDA cores (thread (pair, group) accumulating G_uj for its users u and the columns
+ * j = group + G t < UP; S >= UP so that they are covered). Then cg/cr: one warp makes A
+ * and the gains (finish_channel); chol/zf (UP <= 16): the whole block inverts A by
+ * Gauss-Jordan (finish_channel_block), and the rest follows as usual. */
+template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
+__global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
     static_assert(!kFused || S >= UP,
                   "the fused tile covers G's columns with its groups");
-    static_assert(!kFused || kIterative,
-                  "fused: cg/cr only (chol measured slower; it would need factorization "
-                  "scratch in shared memory)");
-    // The k-group sums of G go after those of H^H Y in a k-group's consumed buffers.
-    static_assert(!kFused || S * UP + UP * UP <= tile_buffer_items(UP, S),
-                  "the parts of G fit a staging buffer");
+    static_assert(!kFused || kIterative || fused_direct_supported(UP),
+                  "fused chol/zf: up to 16 users");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
     __shared__ int bad_symbol[kMaxTileSymbols];
+    __shared__ float channel_scalars[2]; // kFused chol/zf: the gains, to the whole block
 
     constexpr int P = UP / 2;
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
@@ -924,8 +1127,6 @@ __global__ void __launch_bounds__(256)
         return; // uniform per block
     }
 
-    for (int s = tid; s < S; s += threads)
-        bad_symbol[s] = 0;
     if (!kFused) { // zeros past U: the chol/zf product reads every pair's columns
         const float2* a = p.a + static_cast<std::size_t>(sc) * U * U;
         for (int idx = tid; idx < UP * UP; idx += threads) {
@@ -937,34 +1138,64 @@ __global__ void __launch_bounds__(256)
     const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
     const int rounds = (chunks + kgroups - 1) / kgroups;
+    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride();
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
     // the last chunk, or past B, U or the call's symbols: zeros).
     auto stage = [&](int r) {
         const int chunk = r * kgroups + kg, b0 = chunk * kTileChunk;
         const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
         float2* ms = kg_smem + (r % buffers) * buffer_items;
-        float2* ys = ms + kTileChunk * UP;
+        float2* ys = ms + kTileChunk * HS;
         for (int idx = local; idx < kTileChunk * UP; idx += base) {
             const int row = idx / UP, u = idx % UP;
             const bool valid = row < rows && u < U;
-            copy_async8(ms + idx, valid ? mat + (b0 + row) * U + u : mat, valid);
+            copy_async8(ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
         }
         for (int idx = local; idx < S * kTileChunk; idx += base) {
             const int s = idx / kTileChunk, b = idx % kTileChunk;
             const bool valid = s < count && b < rows;
-            copy_async8(
-                ys + s * tile_y_stride() + b, valid ? y_at(s) + b0 + b : mat, valid);
+            copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
         }
         copy_async_commit();
     };
 
+    // This k-group's part of H^H Y (and, kFused, of G = H^H H). H^H Y on the CUDA cores:
+    // thread (pair, grp) accumulates users 2 pair, 2 pair + 1 for symbols grp + G t.
     float2 acc[kTileSymbolsPerThread][2];
 #pragma unroll
     for (int t = 0; t < kTileSymbolsPerThread; ++t)
         acc[t][0] = acc[t][1] = make_float2(0.0f, 0.0f);
-    // kFused: G_{2 pair + k, group + G t} for the kGramT values of t that reach G's
-    // columns.
-    constexpr int kGramT = kFused ? (UP + G - 1) / G : 0;
+        // G: on the FP64 tensor cores where they are (kTensorGram), in 8x8 tiles of user
+        // blocks (bi <= bj, the upper triangle; warp w of the k-group takes tiles w, w +
+        // NW,
+        // ...), so that it runs beside H^H Y instead of taking CUDA-core issue slots, and
+        // summed in double. Otherwise on the CUDA cores: G_{2 pair + k, grp + G t} for
+        // the kGramT values of t that reach G's columns.
+#if MIMODET_TILE_DMMA
+    constexpr bool kTensorGram = kFused && UP >= 8;
+#else
+    constexpr bool kTensorGram = false;
+#endif
+    constexpr int NW = base / 32;                           // warps per k-group
+    constexpr int UB = UP / 8;                              // blocks of 8 users
+    constexpr int GT = kTensorGram ? UB * (UB + 1) / 2 : 0; // Gram tiles
+    constexpr int GTW = (GT + NW - 1) / NW;                 // Gram tiles per warp
+    const int lane = tid % 32, warp_in_kg = local / 32;
+    const int g8 = lane / 4, t4 = lane % 4; // the fragments' (groupID, threadID_in_group)
+    double gre[GTW > 0 ? GTW : 1][2], gim[GTW > 0 ? GTW : 1][2];
+#pragma unroll
+    for (int i = 0; i < GTW; ++i)
+        gre[i][0] = gre[i][1] = gim[i][0] = gim[i][1] = 0.0;
+    // Gram tile j: user blocks (bi, bj), bi <= bj, row by row.
+    auto gram_tile = [](int j, int& bi, int& bj) {
+        bi = 0;
+        while (j >= UB - bi) {
+            j -= UB - bi;
+            ++bi;
+        }
+        bj = bi + j;
+    };
+    constexpr int kGramT = kFused && !kTensorGram ? (UP + G - 1) / G : 0;
     float2 gacc[kGramT > 0 ? kGramT : 1][2];
 #pragma unroll
     for (int t = 0; t < kGramT; ++t)
@@ -987,24 +1218,46 @@ __global__ void __launch_bounds__(256)
         const int chunk = r * kgroups + kg;
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
-        const float2* yrow = ms + kTileChunk * UP + grp * tile_y_stride();
+        const float2* ys = ms + kTileChunk * HS;
+        // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's
+        // tensor-core Gram products are issued first, and the CUDA-core products of
+        // its 4 antennas run while they are in flight.
+        const float2* yrow = ys + grp * YS;
         const float2* wrow = ms + 2 * pair;
-#pragma unroll 4
-        for (int b = 0; b < rows; ++b) {
-            const float4 w = *reinterpret_cast<const float4*>(wrow + b * UP);
-            const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+        for (int k0 = 0; k0 < rows; k0 += 4) {
+            if constexpr (kTensorGram) {
+                // A = H^H: A[user g][antenna t] = conj(H[t][g]); B = H: B[antenna t][user
+                // g] = H[t][g].
 #pragma unroll
-            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                const float2 yv = yrow[(G * t) * tile_y_stride() + b];
-                acc[t][0] = cfmac(w0, yv, acc[t][0]);
-                acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                for (int i = 0; i < GTW; ++i) {
+                    const int j = warp_in_kg + NW * i;
+                    if (j >= GT)
+                        break;
+                    int bi = 0, bj = 0;
+                    gram_tile(j, bi, bj);
+                    cdmma_conj(gre[i],
+                               gim[i],
+                               ms[(k0 + t4) * HS + bi * 8 + g8],
+                               ms[(k0 + t4) * HS + bj * 8 + g8]);
+                }
             }
 #pragma unroll
-            for (int t = 0; t < kGramT; ++t) {
-                if (grp + G * t < UP) {
-                    const float2 hv = ms[b * UP + grp + G * t];
-                    gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
-                    gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+            for (int b = k0; b < k0 + 4; ++b) {
+                const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
+                const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+#pragma unroll
+                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                    const float2 yv = yrow[(G * t) * YS + b];
+                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                }
+#pragma unroll
+                for (int t = 0; t < kGramT; ++t) {
+                    if (grp + G * t < UP) {
+                        const float2 hv = ms[b * HS + grp + G * t];
+                        gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
+                        gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                    }
                 }
             }
         }
@@ -1013,64 +1266,100 @@ __global__ void __launch_bounds__(256)
             stage(r + 1);
     }
 
-    if (kgroups > 1) {          // k-group 0 adds the others' sums, in k-group order
-        float2* part = kg_smem; // [S][UP] over the consumed buffers
+    // The k-group sums: k-group 0 writes its part of H^H Y straight into zs [S][UP + 1]
+    // (and kFused, G into a_s), the others into their consumed buffers; then they are
+    // added in k-group order (deterministic). zs and the scratch of finish_channel_block
+    // go at the start of k-group 0's buffers.
+    // zs, and kFused the parts of G or (chol/zf) the two [UP][UP + 1] buffers of
+    // finish_channel_block after it, within one staging buffer.
+    static_assert(S * (UP + 1) + (kFused ? (kIterative ? 1 : 2) * UP * (UP + 1) : 0) <=
+                      tile_buffer_items(UP, S),
+                  "the k-group sums and the scratch fit one buffer");
+    float2* const zs = smem; // [S][UP + 1]
+    // fused chol/zf: the copy of G and the inversion's other buffer, [UP][UP + 1] each
+    float2* const g_copy = smem + S * (UP + 1);
+    float2* const g_work = g_copy + UP * (UP + 1);
+    {
+        float2* const z_part = kg == 0 ? zs : kg_smem;
+        float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
 #pragma unroll
         for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-            part[(grp + G * t) * UP + 2 * pair] = acc[t][0];
-            part[(grp + G * t) * UP + 2 * pair + 1] = acc[t][1];
+            z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+            z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
         }
-        float2* gpart = part + S * UP; // [UP][UP] (see the static_assert above)
 #pragma unroll
         for (int t = 0; t < kGramT; ++t) {
             if (grp + G * t < UP) {
-                gpart[(2 * pair) * UP + grp + G * t] = gacc[t][0];
-                gpart[(2 * pair + 1) * UP + grp + G * t] = gacc[t][1];
+                g_part[(2 * pair) * (UP + 1) + grp + G * t] = gacc[t][0];
+                g_part[(2 * pair + 1) * (UP + 1) + grp + G * t] = gacc[t][1];
             }
         }
-        __syncthreads();
-        if (kg == 0)
-            for (int k = 1; k < kgroups; ++k) {
-                const float2* other = smem + k * buffers * buffer_items;
 #pragma unroll
-                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                    acc[t][0] = cadd(acc[t][0], other[(grp + G * t) * UP + 2 * pair]);
-                    acc[t][1] = cadd(acc[t][1], other[(grp + G * t) * UP + 2 * pair + 1]);
-                }
-                const float2* gother = other + S * UP;
+        for (int i = 0; i < GTW; ++i) {
+            const int j = warp_in_kg + NW * i;
+            if (j >= GT)
+                break;
+            int bi = 0, bj = 0;
+            gram_tile(j, bi, bj);
 #pragma unroll
-                for (int t = 0; t < kGramT; ++t) {
-                    if (grp + G * t < UP) {
-                        gacc[t][0] =
-                            cadd(gacc[t][0], gother[(2 * pair) * UP + grp + G * t]);
-                        gacc[t][1] =
-                            cadd(gacc[t][1], gother[(2 * pair + 1) * UP + grp + G * t]);
-                    }
-                }
+            for (int c = 0; c < 2;
+                 ++c) { // D[g][2t + c]: user bi*8 + g, user bj*8 + 2t + c
+                const int row = bi * 8 + g8, col = bj * 8 + 2 * t4 + c;
+                const float2 v = make_float2(static_cast<float>(gre[i][c]),
+                                             static_cast<float>(gim[i][c]));
+                g_part[row * (UP + 1) + col] = v;
+                if (bi != bj) // the lower block, G being Hermitian
+                    g_part[col * (UP + 1) + row] = conj2(v);
             }
+        }
     }
-    if (kg == 0)
-#pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t)
-            if (!cfinite(acc[t][0]) || !cfinite(acc[t][1]))
-                bad_symbol[grp + G * t] = 1; // NaN/Inf in this symbol's y
-    if constexpr (kFused) { // G into a_s, then one warp makes A or A^-1 of it there
-        if (kg == 0)
-#pragma unroll
-            for (int t = 0; t < kGramT; ++t) {
-                if (grp + G * t < UP) {
-                    a_s[(2 * pair) * (UP + 1) + grp + G * t] = gacc[t][0];
-                    a_s[(2 * pair + 1) * (UP + 1) + grp + G * t] = gacc[t][1];
-                }
+    __syncthreads();
+    if (kgroups > 1) {
+        for (int idx = tid; idx < S * UP; idx += threads) {
+            const int at = (idx / UP) * (UP + 1) + idx % UP;
+            float2 sum = zs[at];
+            for (int k = 1; k < kgroups; ++k)
+                sum = cadd(sum, smem[k * buffers * buffer_items + at]);
+            zs[at] = sum;
+        }
+        if constexpr (kFused)
+            for (int idx = tid; idx < UP * UP; idx += threads) {
+                const int at = (idx / UP) * (UP + 1) + idx % UP;
+                float2 sum = a_s[at];
+                for (int k = 1; k < kgroups; ++k)
+                    sum = cadd(sum, smem[k * buffers * buffer_items + S * (UP + 1) + at]);
+                a_s[at] = sum;
             }
         __syncthreads();
-        if (tid < 32) // cg/cr: no factorization, so no scratch
-            finish_channel<UP, kIterative>(prep,
-                                           sc,
-                                           reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                           nullptr,
-                                           nullptr,
-                                           tid);
+    }
+    // H is finite on a usable subcarrier, so a symbol's H^H y is finite exactly when its
+    // y is: NaN/Inf in y is found from the results instead of testing every sample.
+    for (int s = tid; s < S; s += threads) {
+        bool finite = true;
+        for (int u = 0; u < UP; ++u)
+            finite = finite && cfinite(zs[s * (UP + 1) + u]);
+        bad_symbol[s] = finite ? 0 : 1;
+    }
+
+    if constexpr (kFused) { // one warp (cg/cr) or the block (chol/zf) finishes G in a_s
+        if constexpr (kIterative) {
+            if (tid < 32)
+                finish_channel<UP, true>(prep,
+                                         sc,
+                                         reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                         nullptr,
+                                         nullptr,
+                                         tid);
+        } else {
+            finish_channel_block<UP>(prep,
+                                     sc,
+                                     reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                     reinterpret_cast<float2(*)[UP + 1]>(g_copy),
+                                     reinterpret_cast<float2(*)[UP + 1]>(g_work),
+                                     channel_scalars,
+                                     tid,
+                                     threads);
+        }
         __syncthreads();
         if (prep.status[sc] & kStatusBad) { // written by this block's first warp
             erase_tile();
@@ -1079,20 +1368,9 @@ __global__ void __launch_bounds__(256)
     }
     __syncthreads();
 
-    // H^H y through shared memory (past the parts of the k-group sums).
-    float2* zs = smem + kgroups * buffers * buffer_items - S * (UP + 1);
-    if (kg == 0) {
-#pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-            zs[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
-            zs[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
-        }
-    }
-    __syncthreads();
-
     if (!iterative) { // x = A^-1 y_MF, then demap from the registers
-        if (kg != 0)
-            return;
+        // Each k-group takes the symbols grp + G t with t % KS == kg (KS divides 4).
+        auto mine = [&](int t) { return t % kgroups == kg; };
         float2 x[kTileSymbolsPerThread][2];
 #pragma unroll
         for (int t = 0; t < kTileSymbolsPerThread; ++t)
@@ -1103,6 +1381,8 @@ __global__ void __launch_bounds__(256)
             const float2 a1 = a_s[j * (UP + 1) + 2 * pair + 1];
 #pragma unroll
             for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                if (!mine(t))
+                    continue;
                 const float2 z = zs[(grp + G * t) * (UP + 1) + j];
                 x[t][0] = cfmac(a0, z, x[t][0]);
                 x[t][1] = cfmac(a1, z, x[t][1]);
@@ -1118,7 +1398,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int t = 0; t < kTileSymbolsPerThread; ++t) {
             const int s = grp + G * t;
-            if (s >= count)
+            if (s >= count || !mine(t))
                 continue;
             const bool bad = bad_symbol[s];
             if (bad && pair == 0)
@@ -1178,30 +1458,41 @@ __global__ void __launch_bounds__(256)
 /*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
  * parameters: immediate shared-memory offsets in the inner loop; instantiated only where
  * they are valid for UP, and fused only where S >= UP). */
-template <int UP, bool kIterative, bool kFused, typename F>
-void with_tiled_kernel(int symbols, F&& f)
+template <int UP, bool kIterative, bool kFused, bool kCompact, typename F>
+void with_tiled_kernel_of(int symbols, F&& f)
 {
     constexpr int smallest =
         kFused && UP > min_tile_symbols(UP) ? UP : min_tile_symbols(UP);
     switch (symbols) {
     case 8:
         if constexpr (smallest <= 8)
-            return f(equalize_tiled_kernel<UP, 8, kIterative, kFused>);
+            return f(equalize_tiled_kernel<UP, 8, kIterative, kFused, kCompact>);
         break;
     case 16:
         if constexpr (smallest <= 16)
-            return f(equalize_tiled_kernel<UP, 16, kIterative, kFused>);
+            return f(equalize_tiled_kernel<UP, 16, kIterative, kFused, kCompact>);
         break;
     case 32:
         if constexpr (smallest <= 32)
-            return f(equalize_tiled_kernel<UP, 32, kIterative, kFused>);
+            return f(equalize_tiled_kernel<UP, 32, kIterative, kFused, kCompact>);
         break;
     case 64:
-        return f(equalize_tiled_kernel<UP, 64, kIterative, kFused>);
+        return f(equalize_tiled_kernel<UP, 64, kIterative, kFused, kCompact>);
     }
     throw std::logic_error("launch_equalize: no tile of " + std::to_string(symbols) +
                            " symbols for " + std::to_string(UP) + " users");
 }
+template <int UP, bool kIterative, bool kFused, typename F>
+void with_tiled_kernel(int symbols, bool compact, F&& f)
+{
+    if (compact)
+        with_tiled_kernel_of<UP, kIterative, kFused, true>(symbols, f);
+    else
+        with_tiled_kernel_of<UP, kIterative, kFused, false>(symbols, f);
+}
+
+//! Blocks per SM from which a grid takes the compact instantiation (tile_min_blocks).
+constexpr int kCompactBlocksPerSm = 4;
 
 template <int UP, bool kIterative, bool kFused = false>
 void launch_tiled(const EqualizeArgs& args,
@@ -1210,7 +1501,13 @@ void launch_tiled(const EqualizeArgs& args,
                   cudaStream_t stream,
                   const PrepareArgs& prep = {})
 {
-    with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, [&](auto kernel) {
+    int device = 0, sms = 0;
+    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
+    MIMODET_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const bool compact = static_cast<long long>(grid.x) * grid.y >=
+                         static_cast<long long>(kCompactBlocksPerSm) * sms;
+    with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
         // with one buffer, chol unchanged).
@@ -1243,12 +1540,16 @@ void set_tiled_smem_limit(int bytes)
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  bytes));
     };
-    for (int symbols = min_tile_symbols(UP); symbols <= kMaxTileSymbols; symbols *= 2) {
-        with_tiled_kernel<UP, false, false>(symbols, set);
-        with_tiled_kernel<UP, true, false>(symbols, set);
-        if (symbols >= UP)
-            with_tiled_kernel<UP, true, true>(symbols, set);
-    }
+    for (int symbols = min_tile_symbols(UP); symbols <= kMaxTileSymbols; symbols *= 2)
+        for (bool compact : { false, true }) {
+            with_tiled_kernel<UP, false, false>(symbols, compact, set);
+            with_tiled_kernel<UP, true, false>(symbols, compact, set);
+            if (symbols >= UP)
+                with_tiled_kernel<UP, true, true>(symbols, compact, set);
+            if constexpr (fused_direct_supported(UP))
+                if (symbols >= UP)
+                    with_tiled_kernel<UP, false, true>(symbols, compact, set);
+        }
 }
 
 int round_up_users(int u) { return u <= 4 ? 4 : u <= 8 ? 8 : u <= 16 ? 16 : 32; }
@@ -1399,16 +1700,24 @@ void launch_fused_for(const EqualizeArgs& args,
                       cudaStream_t stream)
 {
     const TileShape shape = tile_shape(UP, args.num_symbols, args.num_antennas, true);
-    launch_tiled<UP, true, true>(
-        args, shape, dim3(args.num_subcarriers, 1), stream, prep);
+    const dim3 grid(args.num_subcarriers, 1);
+    if (args.mode == KernelMode::cg || args.mode == KernelMode::cr)
+        launch_tiled<UP, true, true>(args, shape, grid, stream, prep);
+    else if constexpr (fused_direct_supported(UP))
+        launch_tiled<UP, false, true>(args, shape, grid, stream, prep);
+    else
+        throw std::logic_error("launch_equalize_fused: chol/zf for up to 16 users only");
 }
 
-/* cg/cr only: with chol the block's factorization on one warp (and its registers, 103
- * against 66 per thread for 16 users) cost more than the pass over H saved (measured on
- * an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). */
-bool fused_supported(KernelMode mode, std::size_t num_symbols)
+/* chol/zf for up to 16 users: A^-1 by Gauss-Jordan on one warp (finish_channel). With
+ * the Cholesky factorization and the two solves per column instead (its registers, 103
+ * against 66 per thread for 16 users) the fused kernel was slower than the prepare
+ * kernel and the equalize kernel apart (measured on an H100: target 113 -> 129 us, NR
+ * slot 64x16 136 -> 170 us). */
+bool fused_supported(KernelMode mode, int num_users, std::size_t num_symbols)
 {
-    return (mode == KernelMode::cg || mode == KernelMode::cr) &&
+    const bool iterative = mode == KernelMode::cg || mode == KernelMode::cr;
+    return (iterative || fused_direct_supported(round_up_users(num_users))) &&
            num_symbols >= kDirectBelowSymbols &&
            num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
 }
@@ -1417,10 +1726,12 @@ void launch_equalize_fused(const EqualizeArgs& args,
                            const PrepareArgs& prep,
                            cudaStream_t stream)
 {
-    if (!fused_supported(args.mode, args.num_symbols))
+    if (!fused_supported(args.mode, args.num_users, args.num_symbols))
         throw std::logic_error(
-            "launch_equalize_fused: cg/cr with 3 to 64 symbols only (got " +
-            std::to_string(args.num_symbols) + ")");
+            "launch_equalize_fused: 3 to 64 symbols, chol/zf for up to "
+            "16 users (got " +
+            std::to_string(args.num_symbols) + " symbols, " +
+            std::to_string(args.num_users) + " users)");
     if (args.num_subcarriers == 0)
         return;
     with_user_tile(args.num_users, [&](auto up) {

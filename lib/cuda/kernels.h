@@ -66,10 +66,11 @@ struct EqualizeArgs {
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 
-/*! CG/CR: the first call on a channel not prepared yet, when its symbols are one tile
- * per subcarrier (fused_supported): one kernel prepares the channel (the outputs of
- * launch_prepare, into `prep`) and equalizes, reading H once. */
-bool fused_supported(KernelMode mode, std::size_t num_symbols);
+/*! The first call on a channel not prepared yet, when its symbols are one tile per
+ * subcarrier (fused_supported: 3..64 symbols; cg/cr, or chol/zf for up to 16 users): one
+ * kernel prepares the channel (the outputs of launch_prepare, into `prep`) and
+ * equalizes, reading H once. */
+bool fused_supported(KernelMode mode, int num_users, std::size_t num_symbols);
 void launch_equalize_fused(const EqualizeArgs& args,
                            const PrepareArgs& prep,
                            cudaStream_t stream);
