@@ -476,9 +476,10 @@ TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
 
 TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
 {
-    // Through the device API the first detect call on a channel prepares it: cg/cr calls
-    // of 3..64 symbols inside the equalize kernel (fused), chol/zf with the prepare
-    // kernel; later calls use what it left. Against the CPU for every mode, with bad
+    // Through the device API the first detect call on a channel prepares it: calls of
+    // 3..64 symbols inside the equalize kernel (fused; chol/zf for up to 16 users), else
+    // with the prepare kernel; later calls use what it left. Against the CPU for every
+    // mode, with bad
     // subcarriers, a dead user, a bad y and U not a power of two, for the first call and
     // the second (prepared channel).
     SKIP_WITHOUT_GPU();

@@ -1709,7 +1709,8 @@ void launch_fused_for(const EqualizeArgs& args,
         throw std::logic_error("launch_equalize_fused: chol/zf for up to 16 users only");
 }
 
-/* chol/zf for up to 16 users: A^-1 by Gauss-Jordan on one warp (finish_channel). With
+/* chol/zf for up to 16 users: A^-1 by Gauss-Jordan on the whole block
+ * (finish_channel_block). With
  * the Cholesky factorization and the two solves per column instead (its registers, 103
  * against 66 per thread for 16 users) the fused kernel was slower than the prepare
  * kernel and the equalize kernel apart (measured on an H100: target 113 -> 129 us, NR
