@@ -8,6 +8,7 @@
  * failed) on machines without a usable GPU, e.g. CI; run for real by scripts/device-run.
  */
 
+#include "gpu_skip.h"
 #include "reference.h"
 #include <cuda/cuda_detector.h>
 #include <gtest/gtest.h>
@@ -19,13 +20,6 @@
 using namespace mimodet;
 
 namespace {
-
-#define SKIP_WITHOUT_GPU()                 \
-    do {                                   \
-        std::string why;                   \
-        if (cuda::device_count(&why) == 0) \
-            GTEST_SKIP() << why;           \
-    } while (0)
 
 struct Case {
     std::size_t b, u, nsc, nsym;

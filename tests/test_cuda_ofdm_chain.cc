@@ -8,6 +8,7 @@
  * and its LLRs against the CPU detector on the chain's own tensors. Skipped (not failed)
  * on machines without a usable GPU, e.g. CI; run for real by scripts/device-run. */
 
+#include "gpu_skip.h"
 #include "ofdm_stream.h"
 #include <cuda/cuda_detector.h>
 #include <cuda/cuda_ofdm_chain.h>
@@ -25,13 +26,6 @@ using test::make_stream;
 using test::Stream;
 
 namespace {
-
-#define SKIP_WITHOUT_GPU()                 \
-    do {                                   \
-        std::string why;                   \
-        if (cuda::device_count(&why) == 0) \
-            GTEST_SKIP() << why;           \
-    } while (0)
 
 OfdmConfig small_config()
 {

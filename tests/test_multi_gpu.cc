@@ -10,6 +10,7 @@
  * without a usable GPU (CI).
  */
 
+#include "gpu_skip.h"
 #include <cuda/cuda_detector.h>
 #include <cuda/multi_gpu_detector.h>
 #include <gtest/gtest.h>
@@ -21,16 +22,6 @@
 using namespace mimodet;
 
 namespace {
-
-#define SKIP_WITHOUT_GPUS(needed)                                             \
-    do {                                                                      \
-        std::string why;                                                      \
-        const int found = cuda::device_count(&why);                           \
-        if (found == 0)                                                       \
-            GTEST_SKIP() << why;                                              \
-        if (found < (needed))                                                 \
-            GTEST_SKIP() << "needs " << (needed) << " GPUs, found " << found; \
-    } while (0)
 
 struct Problem {
     DetectorConfig config; // backend cuda
