@@ -11,6 +11,7 @@
 #include "gpu_skip.h"
 #include "reference.h"
 #include <cuda/cuda_detector.h>
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
@@ -580,6 +581,14 @@ TEST(CudaDetector, FactoryPicksTheGpuForAutoAndCuda)
     c.num_antennas = 300; // beyond the kernels' limit: auto falls back, cuda refuses
     c.num_users = 8;
     EXPECT_THROW(make_detector(c), std::runtime_error);
+    // ... and leaves no CUDA error behind for this thread's next launch check
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    c.devices = { 1000 }; // no such GPU: refused after the CUDA runtime was asked
+    c.num_antennas = 64;
+    EXPECT_THROW(make_detector(c), std::runtime_error);
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+    c.devices.clear();
+    c.num_antennas = 300;
     c.backend = Backend::automatic;
     std::string reason;
     EXPECT_EQ(make_detector(c, &reason)->name(), "cpu-cr");

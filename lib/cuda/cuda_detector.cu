@@ -331,19 +331,25 @@ struct CudaDetector::Impl {
 
     ~Impl() { release(); }
 
-    //! Frees whatever was acquired; never throws (errors while freeing are ignored).
+    //! Frees whatever was acquired; never throws (errors while freeing are ignored, and
+    //! cleared: a construction that failed half-way must not leave this thread's CUDA
+    //! last-error set for the next launch check to report).
     void release() noexcept
     {
         cudaSetDevice(options.device);
         if (last_use)
             cudaEventSynchronize(last_use);
-        cudaEventDestroy(channel_ready);
-        cudaEventDestroy(last_use);
+        if (channel_ready)
+            cudaEventDestroy(channel_ready);
+        if (last_use)
+            cudaEventDestroy(last_use);
         for (auto& s : slots) {
-            if (s.stream)
+            if (s.stream) {
                 cudaStreamSynchronize(s.stream);
-            cudaStreamDestroy(s.stream);
-            cudaEventDestroy(s.done);
+                cudaStreamDestroy(s.stream);
+            }
+            if (s.done)
+                cudaEventDestroy(s.done);
             cudaFree(s.d_y);
             cudaFree(s.d_llr);
             cudaFree(s.d_x_hat);
@@ -370,6 +376,7 @@ struct CudaDetector::Impl {
         d_bad_samples = h_bad_samples = nullptr;
         h_channel = nullptr;
         h_status = h_unusable = nullptr;
+        cudaGetLastError();
     }
 
     cudaStream_t stream_or_default(void* s) const
