@@ -112,6 +112,24 @@ __device__ __forceinline__ void copy_async8(float2* dst, const float2* src, bool
     *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
 #endif
 }
+//! The same for 16 bytes (cp.async.cg: to shared memory only, bypassing L1); dst and src
+//! 16-byte aligned.
+__device__ __forceinline__ void copy_async16(float2* dst, const float2* src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
+                 "l"(src),
+                 "r"(valid ? 16 : 0));
+#else
+    *reinterpret_cast<float4*>(dst) =
+        valid ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
+#endif
+}
+__device__ __forceinline__ bool aligned16(const void* ptr)
+{
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+}
 __device__ __forceinline__ void copy_async_commit()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -233,9 +251,9 @@ write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], in
 /*! chol/zf, one warp, once g holds A^-1 of A = G + load I (zeros past U): A^-1 into
  * p.a, the per-user gains, the status and the unusable count; a row of A^-1 that is not
  * finite erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
- * largest. */
+ * largest. Returns whether the channel is usable (not erased), on every lane. */
 template <int UP>
-__device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
+__device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 int sc,
                                                 const float2 (*g)[UP + 1],
                                                 float load,
@@ -257,7 +275,7 @@ __device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
     }
     if (!__all_sync(0xffffffffu, finite || !user_lane)) {
         erase_channel(p, sc, regularized, lane);
-        return;
+        return false;
     }
     // zf: the post-ZF noise gain |w_u|^2 = [A^-1 G A^-1]_uu = ||H x||^2, x = column u of
     // A^-1 (x_j = conj([A^-1]_uj)); without loading that is [A^-1]_uu. Under loading (a
@@ -306,6 +324,7 @@ __device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
         p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
         p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
     }
+    return true;
 }
 
 //! The diagonal loading of attempt 0 (chol: N0; zf: none) or 1 (plus a small multiple
@@ -323,9 +342,10 @@ channel_load(const PrepareArgs& p, int attempt, float gain_sum)
  * forward and a backward substitution) into p.a and into g; the per-user gains, the
  * status and the unusable count. l and inv_diag_s are scratch. A subcarrier without a
  * usable channel gets kStatusBad and zero gains. kIterative (cg/cr) has its own
- * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr. */
+ * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr.
+ * Returns whether the channel is usable (not kStatusBad), on every lane. */
 template <int UP, bool kIterative>
-__device__ __forceinline__ void finish_channel(const PrepareArgs& p,
+__device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
                                                int sc,
                                                float2 (*g)[UP + 1],
                                                float2 (*l)[UP + 1],
@@ -338,7 +358,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
     const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
     if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
         erase_channel(p, sc, false, lane);
-        return;
+        return false;
     }
 
     if constexpr (kIterative) {
@@ -359,7 +379,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             p.status[sc] = kStatusOk;
             p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
         }
-        return;
+        return true;
     } else {
         bool factored = false, regularized = false;
         float load = 0.0f;
@@ -388,7 +408,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
         }
         if (!factored) {
             erase_channel(p, sc, regularized, lane);
-            return;
+            return false;
         }
         __syncwarp();
 
@@ -424,7 +444,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             for (int j = 0; j < UP; ++j)
                 g[lane][j] = conj2(x[j]);
         __syncwarp();
-        publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
+        return publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
     }
 }
 
@@ -432,13 +452,15 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
  * Hermitian positive definite: m holds M in its U x U part (identity past it) on entry
  * and M^-1 (zeros past U) on success; `other` ([UP][UP + 1]) is scratch. Step k turns
  * column k into e_k and builds column k of the inverse in its place, every entry updated
- * at once from the step's pivot row and column, read from one buffer and written to the
- * other: one barrier a step and no dependent chains (a Cholesky factorization and the two
- * triangular solves per column are chains of about UP^2 / 2 dependent multiply-adds, and
- * their registers cost the fused kernel its occupancy). The pivots are those of the
- * Cholesky factorization (the same Schur complements), so a pivot below min_pivot or not
- * finite fails the same way; the result is uniform across the block. Every thread of the
- * block must call it; threads >= 32. */
+ * at once: a dependent chain of one multiply-add per step instead of the chains of about
+ * UP^2 / 2 of a Cholesky factorization and its two triangular solves per column, whose
+ * registers cost the fused kernel its occupancy. Each thread keeps its entries in
+ * registers (column tid % UP, rows tid / UP + (threads / UP) e) and the step's pivot row
+ * and column are published in shared memory, alternating between two buffers, so that a
+ * step takes one barrier and two shared-memory reads per entry. The pivots are those of
+ * the Cholesky factorization (the same Schur complements), so a pivot below min_pivot or
+ * not finite fails the same way; the result is uniform across the block. Every thread of
+ * the block must call it; threads: a multiple of UP, at least 32. */
 template <int UP>
 __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
                                                 float2 (*other)[UP + 1],
@@ -447,39 +469,56 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
                                                 int tid,
                                                 int threads)
 {
+    static_assert(4 * UP <= UP * (UP + 1), "two pivot rows and columns fit `other`");
     constexpr int kPerThread = (UP * UP + 31) / 32; // entries per thread, at most
-    float2(*from)[UP + 1] = m;
-    float2(*to)[UP + 1] = other;
+    const int j = tid % UP, row_step = threads / UP;
+    float2* const published = &other[0][0]; // [2][row k, column k][UP]
+    float2 v[kPerThread];
+    auto row_of = [&](int e) { return tid / UP + row_step * e; };
+    auto publish = [&](int k, int e, float2 value) {
+        float2* const buf = published + (k % 2) * 2 * UP;
+        if (row_of(e) == k)
+            buf[j] = value;
+        if (j == k)
+            buf[UP + row_of(e)] = value;
+    };
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e)
+        if (row_of(e) < UP) {
+            v[e] = m[row_of(e)][j];
+            publish(0, e, v[e]);
+        }
+    __syncthreads();
     for (int k = 0; k < U; ++k) {
-        const float d = from[k][k].x; // real: M is Hermitian
+        const float2* const row_k = published + (k % 2) * 2 * UP;
+        const float2* const col_k = row_k + UP;
+        const float d = row_k[k].x; // real: M is Hermitian
         if (!(d >= min_pivot) || !isfinite(d))
             return false; // every thread read the same pivot
         const float inv = 1.0f / d;
+        // v <- v - c_i r_j with r_j = M_kj / d (1 / d at j = k), c_i = M_ik (-1 at i = k)
+        // and v taken as 0 in row and column k: row k becomes M_kj / d, column k
+        // -M_ik / d, and M_kk 1 / d.
+        const float2 r = j == k ? make_float2(inv, 0.0f) : cscale(row_k[j], inv);
 #pragma unroll
         for (int e = 0; e < kPerThread; ++e) {
-            const int idx = tid + e * threads;
-            if (idx >= UP * UP)
+            const int i = row_of(e);
+            if (i >= UP)
                 break;
-            const int i = idx / UP, j = idx % UP;
-            const float2 row_k = cscale(from[k][j], inv); // row k of the step, scaled
-            float2 v;
-            if (i == k)
-                v = j == k ? make_float2(inv, 0.0f) : row_k;
-            else if (j == k)
-                v = cscale(from[i][k], -inv);
-            else
-                v = csub(from[i][j], cmul(from[i][k], row_k));
-            to[i][j] = v;
+            const float2 c = i == k ? make_float2(-1.0f, 0.0f) : col_k[i];
+            const float2 base = (i == k || j == k) ? make_float2(0.0f, 0.0f) : v[e];
+            v[e] = csub(base, cmul(c, r));
+            publish(k + 1, e, v[e]);
         }
-        __syncthreads(); // step k + 1 reads what step k wrote, and writes what it read
-        float2(*t)[UP + 1] = from;
-        from = to;
-        to = t;
+        __syncthreads(); // step k + 1 reads what step k published, and reuses step k -
+                         // 1's buffer
     }
-    // M^-1 is in `from`: into m, zeros past U.
-    for (int idx = tid; idx < UP * UP; idx += threads) {
-        const int i = idx / UP, j = idx % UP;
-        m[i][j] = (i < U && j < U) ? from[i][j] : make_float2(0.0f, 0.0f);
+    // M^-1 into m, zeros past U.
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e) {
+        const int i = row_of(e);
+        if (i < UP)
+            m[i][j] = (i < U && j < U) ? v[e] : make_float2(0.0f, 0.0f);
     }
     __syncthreads();
     return true;
@@ -489,9 +528,10 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
  * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success;
  * g keeps G for the retry under loading and work is the inversion's other buffer (both
  * [UP][UP + 1] scratch); scalars (2 floats) pass the gains from warp 0 to the block.
- * Every thread of the block must call it. */
+ * Every thread of the block must call it. Returns whether the channel is usable, on the
+ * first warp's lanes. */
 template <int UP>
-__device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
+__device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
                                                      int sc,
                                                      float2 (*a)[UP + 1],
                                                      float2 (*g)[UP + 1],
@@ -517,7 +557,7 @@ __device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
     if (!(max_gain > 0.0f) || !isfinite(gain_sum)) { // uniform
         if (tid < 32)
             erase_channel(p, sc, false, tid);
-        return;
+        return false;
     }
     bool factored = false, regularized = false;
     float load = 0.0f;
@@ -538,11 +578,12 @@ __device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
         __syncthreads(); // a failed attempt's reads are done before the next one writes
     }
     if (tid >= 32)
-        return;
-    if (!factored)
+        return factored;
+    if (!factored) {
         erase_channel(p, sc, regularized, tid);
-    else
-        publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
+        return false;
+    }
+    return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
 }
 
 template <int UP, bool kIterative>
@@ -954,17 +995,23 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 }
 
 /* Row strides (in complex values) of the staged chunks. H: 4 more than a row (16 bytes,
- * so the pair loads stay aligned; modulo 16 values, 4), so that the tensor-core Gram
+ * so the pair loads stay aligned; modulo 16 values, 4 or 12), so that the tensor-core
  * fragments, lane (g, t) reading row t at column g, hit distinct banks in each
- * half-warp. y: one more than a row. */
+ * half-warp. y for UP >= 8: 4 more than a row, for the same reason with lane (g, t)
+ * reading row g at column t (and even, so that pairs of antennas are copied 16 bytes at
+ * a time); the CUDA-core loop of sm_75/86/89 reads 2, 4 or 8 rows at once, at most
+ * two-way conflicting. UP = 4: one more, its warps read 16 rows at once. */
 __host__ __device__ constexpr int tile_h_stride(int up) { return up + 4; }
-__host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
+__host__ __device__ constexpr int tile_y_stride(int up)
+{
+    return up >= 8 ? kTileChunk + 4 : kTileChunk + 1;
+}
 
 //! One staging buffer: the chunk of H [kTileChunk][UP + 4] and the received chunk
-//! [S][kTileChunk + 1]; each k-group has two when it takes several chunks, one otherwise.
+//! [S][tile_y_stride]; each k-group has two when it takes several chunks, one otherwise.
 __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 {
-    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride();
+    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride(up);
 }
 
 /* The fused kernel's Gram matrix on the FP64 tensor cores (sm_80, sm_90: DMMA,
@@ -1000,6 +1047,59 @@ cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
     dmma_8x8x4(re, a.y, b.y);
     dmma_8x8x4(im, a.x, b.y);
     dmma_8x8x4(im, -a.y, b.x);
+}
+
+/* H^H Y on the TF32 tensor cores (sm_80, sm_90, UP >= 8): D = Y^T conj(H) in 16 x 8
+ * tiles (symbols x users) by mma.m16n8k8, each real product in three TF32 products
+ * (x = hi + lo with hi rounded to TF32: a_hi b_hi + a_hi b_lo + a_lo b_hi, the
+ * 3xTF32 of CUTLASS), which keeps about FP32's accuracy; a_lo b_lo and the truncation of
+ * lo to TF32 are below 2^-21 of the product. One 8-antenna step of a warp's tile is 12
+ * MMAs and the splitting of its fragments, against 256 FFMAs on the CUDA cores. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define MIMODET_TILE_TF32 1
+#else
+#define MIMODET_TILE_TF32 0
+#endif
+
+//! x = hi + lo: hi rounded to TF32 (nearest, ties away), lo the rest (exact in float).
+struct Tf32Split {
+    unsigned hi, lo;
+};
+[[maybe_unused]] __device__ __forceinline__ Tf32Split split_tf32(float x)
+{
+    Tf32Split r{};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r.hi) : "f"(x));
+    r.lo = __float_as_uint(x - __uint_as_float(r.hi));
+#endif
+    return r;
+}
+
+//! d += a b on a 16x8x8 TF32 tile, lane (g = lane / 4, t = lane % 4) holding a =
+//! {A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4]}, b = {B[t][g], B[t + 4][g]} and d
+//! = {D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]} (PTX mma.m16n8k8 .tf32
+//! fragments).
+[[maybe_unused]] __device__ __forceinline__ void
+mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, "
+        "%6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+//! d += a b in 3xTF32, the small products first.
+[[maybe_unused]] __device__ __forceinline__ void mma_3xtf32(float (&d)[4],
+                                                            const unsigned (&a_hi)[4],
+                                                            const unsigned (&a_lo)[4],
+                                                            const unsigned (&b_hi)[2],
+                                                            const unsigned (&b_lo)[2])
+{
+    mma_tf32(d, a_lo, b_hi);
+    mma_tf32(d, a_hi, b_lo);
+    mma_tf32(d, a_hi, b_hi);
 }
 
 struct TileShape {
@@ -1079,10 +1179,13 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
                   "the fused tile covers G's columns with its groups");
     static_assert(!kFused || kIterative || fused_direct_supported(UP),
                   "fused chol/zf: up to 16 users");
+    static_assert((UP / 2) * (S / kTileSymbolsPerThread) % UP == 0,
+                  "invert_in_place: the block's threads are a multiple of UP");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
     __shared__ int bad_symbol[kMaxTileSymbols];
     __shared__ float channel_scalars[2]; // kFused chol/zf: the gains, to the whole block
+    __shared__ int channel_usable; // kFused: from the first warp, to the whole block
 
     constexpr int P = UP / 2;
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
@@ -1138,7 +1241,20 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
     const int rounds = (chunks + kgroups - 1) / kgroups;
-    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride();
+    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride(UP);
+    /* The copies of a chunk. Pairs of values (16 bytes) where every address allows it:
+     * even U (H) or even B and an even y stride (y), and 16-byte aligned arrays. Thread
+     * (pair, grp) then copies users 2 pair, 2 pair + 1 of H rows grp + G k, and the 16
+     * pairs of antennas of a y row are spread over 16 threads, so that each copy costs an
+     * address step instead of a division and a 64-bit product. Otherwise 8 bytes at a
+     * time. */
+    const bool h_pairs = U % 2 == 0 && aligned16(p.h);
+    const bool y_pairs = YS % 2 == 0 && B % 2 == 0 && aligned16(p.y);
+    constexpr int kHRowsPerThread = kTileChunk / G;
+    constexpr int kYRowStep = base / (kTileChunk / 2), kYRowsPerThread = S / kYRowStep;
+    static_assert(base % (kTileChunk / 2) == 0 && S % kYRowStep == 0,
+                  "the y pairs of a chunk spread evenly over the k-group");
+    const int y_col = 2 * (local % (kTileChunk / 2)), y_row = local / (kTileChunk / 2);
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
     // the last chunk, or past B, U or the call's symbols: zeros).
     auto stage = [&](int r) {
@@ -1146,15 +1262,42 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
         float2* ms = kg_smem + (r % buffers) * buffer_items;
         float2* ys = ms + kTileChunk * HS;
-        for (int idx = local; idx < kTileChunk * UP; idx += base) {
-            const int row = idx / UP, u = idx % UP;
-            const bool valid = row < rows && u < U;
-            copy_async8(ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
+        if (h_pairs) {
+            const bool user_ok = 2 * pair < U;
+            const float2* src = mat + (b0 + grp) * U + 2 * pair;
+#pragma unroll
+            for (int k = 0; k < kHRowsPerThread; ++k) {
+                const bool valid = user_ok && grp + G * k < rows;
+                copy_async16(
+                    ms + (grp + G * k) * HS + 2 * pair, valid ? src : mat, valid);
+                src += G * U;
+            }
+        } else {
+            for (int idx = local; idx < kTileChunk * UP; idx += base) {
+                const int row = idx / UP, u = idx % UP;
+                const bool valid = row < rows && u < U;
+                copy_async8(
+                    ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
+            }
         }
-        for (int idx = local; idx < S * kTileChunk; idx += base) {
-            const int s = idx / kTileChunk, b = idx % kTileChunk;
-            const bool valid = s < count && b < rows;
-            copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+        if (y_pairs) {
+            // (found here, once a round, rather than kept in registers through the loop)
+            const std::size_t y_row_step = static_cast<std::size_t>(kYRowStep) * nsc * B;
+            const bool col_ok = y_col < rows;
+            const float2* src = y_at(y_row) + y_col + b0;
+#pragma unroll
+            for (int k = 0; k < kYRowsPerThread; ++k) {
+                const int s = y_row + kYRowStep * k;
+                const bool valid = col_ok && s < count;
+                copy_async16(ys + s * YS + y_col, valid ? src : p.y, valid);
+                src += y_row_step;
+            }
+        } else {
+            for (int idx = local; idx < S * kTileChunk; idx += base) {
+                const int s = idx / kTileChunk, b = idx % kTileChunk;
+                const bool valid = s < count && b < rows;
+                copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+            }
         }
         copy_async_commit();
     };
@@ -1195,6 +1338,39 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         }
         bj = bi + j;
     };
+    // This warp's Gram tiles, found once: their rows and columns in a chunk of H.
+    int gram_row[GTW > 0 ? GTW : 1], gram_col[GTW > 0 ? GTW : 1];
+    bool gram_own[GTW > 0 ? GTW : 1];
+#pragma unroll
+    for (int i = 0; i < GTW; ++i) {
+        const int j = warp_in_kg + NW * i;
+        int bi = 0, bj = 0;
+        gram_tile(j < GT ? j : 0, bi, bj);
+        gram_own[i] = j < GT;
+        gram_row[i] = bi * 8 + g8;
+        gram_col[i] = bj * 8 + g8;
+    }
+    // H^H Y on the TF32 tensor cores (kTensorHY): the k-group's 16 x 8 tiles of D = Y^T
+    // conj(H), kHYTiles per warp, the warp's tiles sharing their symbols (kShareY) or,
+    // with one block of users, their users.
+#if MIMODET_TILE_TF32
+    constexpr bool kTensorHY = UP >= 8;
+#else
+    constexpr bool kTensorHY = false;
+#endif
+    constexpr int kUserBlocks = UP / 8 > 0 ? UP / 8 : 1, kSymbolBlocks = (S + 15) / 16;
+    constexpr int kHYTiles = kTensorHY ? kUserBlocks * kSymbolBlocks / NW : 1;
+    constexpr bool kShareY = kUserBlocks % kHYTiles == 0;
+    static_assert(!kTensorHY || (kUserBlocks * kSymbolBlocks % NW == 0 &&
+                                 (kShareY || kUserBlocks == 1)),
+                  "the warps share the tiles evenly, each tile's symbols or users");
+    constexpr int kStep = kTensorHY ? 8 : 4; // antennas per step
+    float hy_re[kHYTiles][4], hy_im[kHYTiles][4];
+#pragma unroll
+    for (int i = 0; i < kHYTiles; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+            hy_re[i][c] = hy_im[i][c] = 0.0f;
     constexpr int kGramT = kFused && !kTensorGram ? (UP + G - 1) / G : 0;
     float2 gacc[kGramT > 0 ? kGramT : 1][2];
 #pragma unroll
@@ -1219,44 +1395,91 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
         const float2* ys = ms + kTileChunk * HS;
-        // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's
-        // tensor-core Gram products are issued first, and the CUDA-core products of
-        // its 4 antennas run while they are in flight.
+        // Steps of 4 antennas, or 8 on the TF32 tensor cores (past `rows` the chunk holds
+        // zeros): the step's FP64 tensor-core Gram products are issued first, and the
+        // products of H^H Y run while they are in flight.
         const float2* yrow = ys + grp * YS;
         const float2* wrow = ms + 2 * pair;
-        for (int k0 = 0; k0 < rows; k0 += 4) {
+        for (int k0 = 0; k0 < rows; k0 += kStep) {
             if constexpr (kTensorGram) {
                 // A = H^H: A[user g][antenna t] = conj(H[t][g]); B = H: B[antenna t][user
                 // g] = H[t][g].
 #pragma unroll
-                for (int i = 0; i < GTW; ++i) {
-                    const int j = warp_in_kg + NW * i;
-                    if (j >= GT)
-                        break;
-                    int bi = 0, bj = 0;
-                    gram_tile(j, bi, bj);
-                    cdmma_conj(gre[i],
-                               gim[i],
-                               ms[(k0 + t4) * HS + bi * 8 + g8],
-                               ms[(k0 + t4) * HS + bj * 8 + g8]);
-                }
+                for (int k4 = 0; k4 < kStep; k4 += 4)
+#pragma unroll
+                    for (int i = 0; i < GTW; ++i)
+                        if (gram_own[i])
+                            cdmma_conj(gre[i],
+                                       gim[i],
+                                       ms[(k0 + k4 + t4) * HS + gram_row[i]],
+                                       ms[(k0 + k4 + t4) * HS + gram_col[i]]);
             }
+            if constexpr (kTensorHY) {
+                // Tile i of this warp: symbols 16 mb + (g, g + 8), users 8 nb + g. A =
+                // Y^T (A[s][b] = y_s[b]), B = conj(H): Re D = Yr Hr + Yi Hi, Im D = Yi Hr
+                // - Yr Hi. The real part of Y, then the imaginary part, each against
+                // every tile's H (read and split again for the second: fewer registers
+                // live than keeping both).
 #pragma unroll
-            for (int b = k0; b < k0 + 4; ++b) {
-                const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
-                const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+                for (int part = 0; part < 2; ++part) {
+                    unsigned y_hi[4], y_lo[4];
 #pragma unroll
-                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                    const float2 yv = yrow[(G * t) * YS + b];
-                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
-                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                    for (int i = 0; i < kHYTiles; ++i) {
+                        const int tile = warp_in_kg * kHYTiles + i;
+                        const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
+                        if (i == 0 || !kShareY) {
+#pragma unroll
+                            for (int f = 0; f < 4;
+                                 ++f) { // a0..a3: rows g, g + 8; columns t, t + 4
+                                const int srow = mb * 16 + g8 + 8 * (f % 2);
+                                const float2 v =
+                                    (S >= 16 || f % 2 == 0)
+                                        ? ys[srow * YS + k0 + t4 + 4 * (f / 2)]
+                                        : make_float2(0.0f, 0.0f);
+                                const Tf32Split y = split_tf32(part == 0 ? v.x : v.y);
+                                y_hi[f] = y.hi;
+                                y_lo[f] = y.lo;
+                            }
+                        }
+                        unsigned hr_hi[2], hr_lo[2], hi_hi[2], hi_lo[2];
+#pragma unroll
+                        for (int f = 0; f < 2; ++f) { // b0, b1: rows t, t + 4; column g
+                            const float2 h = ms[(k0 + t4 + 4 * f) * HS + nb * 8 + g8];
+                            // -Im H against Re Y (the sign flip is exact)
+                            const Tf32Split re = split_tf32(h.x),
+                                            im = split_tf32(part == 0 ? -h.y : h.y);
+                            hr_hi[f] = re.hi;
+                            hr_lo[f] = re.lo;
+                            hi_hi[f] = im.hi;
+                            hi_lo[f] = im.lo;
+                        }
+                        if (part == 0) { // Re D += Yr Hr, Im D += Yr (-Hi)
+                            mma_3xtf32(hy_re[i], y_hi, y_lo, hr_hi, hr_lo);
+                            mma_3xtf32(hy_im[i], y_hi, y_lo, hi_hi, hi_lo);
+                        } else { // Re D += Yi Hi, Im D += Yi Hr
+                            mma_3xtf32(hy_re[i], y_hi, y_lo, hi_hi, hi_lo);
+                            mma_3xtf32(hy_im[i], y_hi, y_lo, hr_hi, hr_lo);
+                        }
+                    }
                 }
+            } else {
 #pragma unroll
-                for (int t = 0; t < kGramT; ++t) {
-                    if (grp + G * t < UP) {
-                        const float2 hv = ms[b * HS + grp + G * t];
-                        gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
-                        gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                for (int b = k0; b < k0 + 4; ++b) {
+                    const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
+                    const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+#pragma unroll
+                    for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                        const float2 yv = yrow[(G * t) * YS + b];
+                        acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                        acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                    }
+#pragma unroll
+                    for (int t = 0; t < kGramT; ++t) {
+                        if (grp + G * t < UP) {
+                            const float2 hv = ms[b * HS + grp + G * t];
+                            gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
+                            gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                        }
                     }
                 }
             }
@@ -1282,10 +1505,25 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     {
         float2* const z_part = kg == 0 ? zs : kg_smem;
         float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
+        if constexpr (kTensorHY) {
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-            z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
-            z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+            for (int i = 0; i < kHYTiles; ++i) {
+                const int tile = warp_in_kg * kHYTiles + i;
+                const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) { // D[g + 8 (c / 2)][2t + c % 2]
+                    const int srow = mb * 16 + g8 + 8 * (c / 2);
+                    if (S >= 16 || c < 2)
+                        z_part[srow * (UP + 1) + nb * 8 + 2 * t4 + c % 2] =
+                            make_float2(hy_re[i][c], hy_im[i][c]);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+                z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+            }
         }
 #pragma unroll
         for (int t = 0; t < kGramT; ++t) {
@@ -1342,26 +1580,32 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     }
 
     if constexpr (kFused) { // one warp (cg/cr) or the block (chol/zf) finishes G in a_s
+        // (whether the channel is usable passes through shared memory rather than a
+        // read-back of the status byte just written)
+        bool usable = false;
         if constexpr (kIterative) {
             if (tid < 32)
-                finish_channel<UP, true>(prep,
-                                         sc,
-                                         reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                         nullptr,
-                                         nullptr,
-                                         tid);
+                usable =
+                    finish_channel<UP, true>(prep,
+                                             sc,
+                                             reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                             nullptr,
+                                             nullptr,
+                                             tid);
         } else {
-            finish_channel_block<UP>(prep,
-                                     sc,
-                                     reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                     reinterpret_cast<float2(*)[UP + 1]>(g_copy),
-                                     reinterpret_cast<float2(*)[UP + 1]>(g_work),
-                                     channel_scalars,
-                                     tid,
-                                     threads);
+            usable = finish_channel_block<UP>(prep,
+                                              sc,
+                                              reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                              reinterpret_cast<float2(*)[UP + 1]>(g_copy),
+                                              reinterpret_cast<float2(*)[UP + 1]>(g_work),
+                                              channel_scalars,
+                                              tid,
+                                              threads);
         }
+        if (tid == 0)
+            channel_usable = usable;
         __syncthreads();
-        if (prep.status[sc] & kStatusBad) { // written by this block's first warp
+        if (!channel_usable) {
             erase_tile();
             return; // uniform per block
         }
