@@ -1612,26 +1612,96 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     }
     __syncthreads();
 
-    if (!iterative) { // x = A^-1 y_MF, then demap from the registers
-        // Each k-group takes the symbols grp + G t with t % KS == kg (KS divides 4).
-        auto mine = [&](int t) { return t % kgroups == kg; };
-        float2 x[kTileSymbolsPerThread][2];
+    // x: chol/zf (A^-1 z) and cg, tiled like H^H Y: thread (pair, grp) takes users 2 pair
+    // and 2 pair + 1 of the symbols grp + G t with t % KS == kg (each k-group its share
+    // of the symbols; KS divides 4), then demaps from the registers.
+    auto mine = [&](int t) { return t % kgroups == kg; };
+    constexpr int T = kTileSymbolsPerThread;
+    float2 x[T][2];
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t)
-            x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
-        // A^-1 is Hermitian: (A^-1 z)_u = sum_j conj([A^-1]_ju) z_j.
+    for (int t = 0; t < T; ++t)
+        x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
+    // out[t] += M v_t for this thread's users, M Hermitian in a_s ((M v)_u = sum_j
+    // conj(M_ju) v_j), v_t the row of symbol grp + G t in zs.
+    auto times_rows = [&](float2(&out)[T][2]) {
         for (int j = 0; j < U; ++j) {
             const float2 a0 = a_s[j * (UP + 1) + 2 * pair];
             const float2 a1 = a_s[j * (UP + 1) + 2 * pair + 1];
 #pragma unroll
-            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            for (int t = 0; t < T; ++t) {
                 if (!mine(t))
                     continue;
-                const float2 z = zs[(grp + G * t) * (UP + 1) + j];
-                x[t][0] = cfmac(a0, z, x[t][0]);
-                x[t][1] = cfmac(a1, z, x[t][1]);
+                const float2 v = zs[(grp + G * t) * (UP + 1) + j];
+                out[t][0] = cfmac(a0, v, out[t][0]);
+                out[t][1] = cfmac(a1, v, out[t][1]);
             }
         }
+    };
+    if (!iterative) {
+        times_rows(x); // x = A^-1 y_MF
+    } else if (p.mode == KernelMode::cg) {
+        /* li2015's CG (the iterations of iterate()) for all the thread's symbols at once:
+         * A p as the product above, p kept in zs (where it starts, as y_MF), r and x in
+         * registers. A sum over a symbol's users adds the thread's two, then the P lanes
+         * of the symbol, one warp, by shuffles; mine(t) is uniform over a k-group, so
+         * every lane of the warp takes part. */
+        auto symbol_sum = [](float v) {
+#pragma unroll
+            for (int off = 1; off < P; off <<= 1)
+                v += __shfl_xor_sync(0xffffffffu, v, off);
+            return v;
+        };
+        auto step = [](float num, float den) {
+            return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+        };
+        float2 r[T][2];
+        float rr[T];
+#pragma unroll
+        for (int t = 0; t < T; ++t) {
+            if (!mine(t))
+                continue;
+            const float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+            r[t][0] = pt[0];
+            r[t][1] = pt[1];
+            rr[t] = symbol_sum(cnorm(r[t][0]) + cnorm(r[t][1]));
+        }
+        for (int it = 0; it < p.iterations; ++it) {
+            float2 w[T][2]; // A p, then the next p
+#pragma unroll
+            for (int t = 0; t < T; ++t)
+                w[t][0] = w[t][1] = make_float2(0.0f, 0.0f);
+            times_rows(w);
+#pragma unroll
+            for (int t = 0; t < T; ++t) {
+                if (!mine(t))
+                    continue;
+                const float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+                const float2 p0 = pt[0], p1 = pt[1];
+                const float alpha =
+                    step(rr[t], symbol_sum(cmulc(p0, w[t][0]).x + cmulc(p1, w[t][1]).x));
+                x[t][0] = cadd(x[t][0], cscale(p0, alpha));
+                x[t][1] = cadd(x[t][1], cscale(p1, alpha));
+                r[t][0] = csub(r[t][0], cscale(w[t][0], alpha));
+                r[t][1] = csub(r[t][1], cscale(w[t][1], alpha));
+                const float rr_next = symbol_sum(cnorm(r[t][0]) + cnorm(r[t][1]));
+                const float beta = alpha > 0.0f ? step(rr_next, rr[t]) : 0.0f;
+                w[t][0] = cadd(r[t][0], cscale(p0, beta));
+                w[t][1] = cadd(r[t][1], cscale(p1, beta));
+                rr[t] = rr_next;
+            }
+            __syncwarp(); // the symbol's lanes have read p
+#pragma unroll
+            for (int t = 0; t < T; ++t) {
+                if (!mine(t))
+                    continue;
+                float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+                pt[0] = w[t][0];
+                pt[1] = w[t][1];
+            }
+            __syncwarp(); // ... and the new p is there for the next product
+        }
+    }
+    if (!iterative || p.mode == KernelMode::cg) {
         float rho[2], inv_lambda[2];
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -1640,7 +1710,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
             inv_lambda[k] = u < U ? p.inv_lambda[sc * U + u] : 0.0f;
         }
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+        for (int t = 0; t < T; ++t) {
             const int s = grp + G * t;
             if (s >= count || !mine(t))
                 continue;
@@ -1664,7 +1734,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         return;
     }
 
-    // cg/cr: a group of UP lanes per symbol (all the block's threads: S / groups = 8 / KS
+    // cr: a group of UP lanes per symbol (all the block's threads: S / groups = 8 / KS
     // passes each).
     const int user = tid % UP, first = (tid % 32) - user;
     const int groups = threads / UP;
