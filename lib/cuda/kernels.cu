@@ -1621,39 +1621,41 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
 #pragma unroll
     for (int t = 0; t < T; ++t)
         x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
-    // out[t] += M v_t for this thread's users, M Hermitian in a_s ((M v)_u = sum_j
-    // conj(M_ju) v_j), v_t the row of symbol grp + G t in zs.
-    auto times_rows = [&](float2(&out)[T][2]) {
+    // out[i] += M v_t (t = t0 + i) for this thread's users, M Hermitian in a_s
+    // ((M v)_u = sum_j conj(M_ju) v_j), v_t the row of symbol grp + G t in zs.
+    auto times_rows = [&](auto& out, int t0) {
+        constexpr int N = std::extent_v<std::remove_reference_t<decltype(out)>>;
         for (int j = 0; j < U; ++j) {
             const float2 a0 = a_s[j * (UP + 1) + 2 * pair];
             const float2 a1 = a_s[j * (UP + 1) + 2 * pair + 1];
 #pragma unroll
-            for (int t = 0; t < T; ++t) {
-                if (!mine(t))
+            for (int i = 0; i < N; ++i) {
+                if (!mine(t0 + i))
                     continue;
-                const float2 v = zs[(grp + G * t) * (UP + 1) + j];
-                out[t][0] = cfmac(a0, v, out[t][0]);
-                out[t][1] = cfmac(a1, v, out[t][1]);
+                const float2 v = zs[(grp + G * (t0 + i)) * (UP + 1) + j];
+                out[i][0] = cfmac(a0, v, out[i][0]);
+                out[i][1] = cfmac(a1, v, out[i][1]);
             }
         }
     };
+    // cg/cr: a sum over a symbol's users adds the thread's two, then the P lanes of the
+    // symbol (one warp) by shuffles; mine(t) is uniform over a k-group, so every lane of
+    // the warp takes part. step() as in iterate().
+    auto symbol_sum = [](float v) {
+#pragma unroll
+        for (int off = 1; off < P; off <<= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, off);
+        return v;
+    };
+    auto step = [](float num, float den) {
+        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+    };
     if (!iterative) {
-        times_rows(x); // x = A^-1 y_MF
+        times_rows(x, 0); // x = A^-1 y_MF
     } else if (p.mode == KernelMode::cg) {
         /* li2015's CG (the iterations of iterate()) for all the thread's symbols at once:
          * A p as the product above, p kept in zs (where it starts, as y_MF), r and x in
-         * registers. A sum over a symbol's users adds the thread's two, then the P lanes
-         * of the symbol, one warp, by shuffles; mine(t) is uniform over a k-group, so
-         * every lane of the warp takes part. */
-        auto symbol_sum = [](float v) {
-#pragma unroll
-            for (int off = 1; off < P; off <<= 1)
-                v += __shfl_xor_sync(0xffffffffu, v, off);
-            return v;
-        };
-        auto step = [](float num, float den) {
-            return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
-        };
+         * registers. */
         float2 r[T][2];
         float rr[T];
 #pragma unroll
@@ -1670,7 +1672,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
 #pragma unroll
             for (int t = 0; t < T; ++t)
                 w[t][0] = w[t][1] = make_float2(0.0f, 0.0f);
-            times_rows(w);
+            times_rows(w, 0);
 #pragma unroll
             for (int t = 0; t < T; ++t) {
                 if (!mine(t))
@@ -1700,8 +1702,67 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
             }
             __syncwarp(); // ... and the new p is there for the next product
         }
+    } else { // cr
+        /* broumas2023's CR (the iterations of iterate()) the same way: r is the vector
+         * that A multiplies, so r is kept in zs (where it starts, as y_MF) and p, e, m
+         * and x in registers, for two of the thread's symbols at a time (they would not
+         * fit the compact bound for four). */
+#pragma unroll
+        for (int h = 0; h < T; h += 2) {
+            float2 p_[2][2], e[2][2], m[2][2];
+            float rm[2], alpha[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+                m[i][0] = m[i][1] = make_float2(0.0f, 0.0f);
+            times_rows(m, h);
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                if (!mine(h + i))
+                    continue;
+                const float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                p_[i][0] = rt[0];
+                p_[i][1] = rt[1];
+                e[i][0] = m[i][0];
+                e[i][1] = m[i][1];
+                rm[i] = symbol_sum(cmulc(rt[0], m[i][0]).x + cmulc(rt[1], m[i][1]).x);
+            }
+            for (int it = 0; it < p.iterations; ++it) {
+                __syncwarp(); // the symbol's lanes have read r
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    if (!mine(h + i))
+                        continue;
+                    float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                    alpha[i] = step(rm[i], symbol_sum(cnorm(e[i][0]) + cnorm(e[i][1])));
+                    x[h + i][0] = cadd(x[h + i][0], cscale(p_[i][0], alpha[i]));
+                    x[h + i][1] = cadd(x[h + i][1], cscale(p_[i][1], alpha[i]));
+                    rt[0] = csub(rt[0], cscale(e[i][0], alpha[i]));
+                    rt[1] = csub(rt[1], cscale(e[i][1], alpha[i]));
+                }
+                __syncwarp(); // ... and the new r is there for the product
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+                    m[i][0] = m[i][1] = make_float2(0.0f, 0.0f);
+                times_rows(m, h);
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    if (!mine(h + i))
+                        continue;
+                    const float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                    const float2 r0 = rt[0], r1 = rt[1];
+                    const float rm_next =
+                        symbol_sum(cmulc(r0, m[i][0]).x + cmulc(r1, m[i][1]).x);
+                    const float beta = alpha[i] > 0.0f ? step(rm_next, rm[i]) : 0.0f;
+                    p_[i][0] = cadd(r0, cscale(p_[i][0], beta));
+                    p_[i][1] = cadd(r1, cscale(p_[i][1], beta));
+                    e[i][0] = cadd(m[i][0], cscale(e[i][0], beta));
+                    e[i][1] = cadd(m[i][1], cscale(e[i][1], beta));
+                    rm[i] = rm_next;
+                }
+            }
+        }
     }
-    if (!iterative || p.mode == KernelMode::cg) {
+    {
         float rho[2], inv_lambda[2];
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -1731,41 +1792,6 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
                     p.x_hat[((s0 + s) * nsc + sc) * U + u] = x[t][k];
             }
         }
-        return;
-    }
-
-    // cr: a group of UP lanes per symbol (all the block's threads: S / groups = 8 / KS
-    // passes each).
-    const int user = tid % UP, first = (tid % 32) - user;
-    const int groups = threads / UP;
-    const bool active = user < U;
-    const float rho = active ? p.rho[sc * U + user] : 0.0f;
-    const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
-    // Every group makes the same number of passes (S is a multiple of the group count),
-    // so the shuffles inside iterate() always have their whole group.
-    for (int s = tid / UP; s < S; s += groups) {
-        const float2 x =
-            iterate<UP>(p.mode, p.iterations, zs[s * (UP + 1) + user], [&](float2 v) {
-                return hermitian_times<UP, false>(
-                    [&](int j) {
-                        return active ? a_s[j * (UP + 1) + user]
-                                      : make_float2(0.0f, 0.0f);
-                    },
-                    v,
-                    U,
-                    first);
-            });
-        if (s >= count || !active)
-            continue;
-        if (bad_symbol[s]) {
-            if (user == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-            erase(s, user);
-            continue;
-        }
-        write_llrs(p, x, inv_lambda, rho, llr_at(s) + user * Q);
-        if (p.x_hat)
-            p.x_hat[((s0 + s) * nsc + sc) * U + user] = x;
     }
 }
 

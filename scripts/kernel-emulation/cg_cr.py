@@ -1,9 +1,9 @@
-# Emulates the tiled CG of equalize_tiled_kernel (thread (pair, grp, kg) iterating users
+# Emulates the tiled CG and CR of equalize_tiled_kernel (thread (pair, grp, kg) iterating users
 # 2 pair, 2 pair + 1 of the symbols grp + G t with t % KS == kg, p kept in the shared rows,
 # sums over a symbol's users by the thread's two then across the P lanes of the symbol),
 # warp by warp with the __syncwarp phases, in float32; compares x with a float64 CG per
 # symbol (li2015 Algorithm 1 as iterate() runs it).
-# Run: /usr/bin/python3 scripts/kernel-emulation/cg.py
+# Run: /usr/bin/python3 scripts/kernel-emulation/cg_cr.py
 import numpy as np
 rng = np.random.default_rng(3)
 def step(num, den):
@@ -91,3 +91,84 @@ for UP, S in ((16, 16), (16, 64), (8, 32), (32, 8), (32, 16)):
                 worst = max(worst, err)
                 assert err < 1e-3, (UP, S, U, kgroups, s, err)
 print("tiled CG emulation matches a float64 CG per symbol; worst relative error", worst)
+
+# CR (broumas2023; iterate()'s CR): r kept in the shared rows, p, e, m, x per thread.
+def reference_cr(A, z, iters):
+    x = np.zeros_like(z); r = z.copy(); p = z.copy(); m = A @ r; e = m.copy()
+    rm = np.vdot(r, m).real
+    for _ in range(iters):
+        alpha = step(rm, np.vdot(e, e).real)
+        x = x + alpha * p; r = r - alpha * e; m = A @ r
+        rm_next = np.vdot(r, m).real
+        beta = step(rm_next, rm) if alpha > 0 else 0.0
+        p = r + beta * p; e = m + beta * e; rm = rm_next
+    return x
+def emulate_cr(A, Z, U, UP, S, kgroups, iters):
+    P = UP // 2; G = S // 4; base = P * G; T = 4; threads = base * kgroups
+    a_s = np.zeros((UP, UP + 1), np.complex64); a_s[:U, :U] = A
+    zs = np.zeros((S, UP + 1), np.complex64); zs[:, :U] = Z
+    def ids(tid):
+        kg, local = tid // base, tid % base
+        return kg, local % P, local // P
+    own = [(tid, t) for tid in range(threads) for t in range(T) if t % kgroups == ids(tid)[0]]
+    def rows(tid, t):
+        kg, pair, grp = ids(tid); return grp + G * t, pair
+    def times_rows():
+        out = {}
+        for tid, t in own:
+            s, pair = rows(tid, t)
+            out[tid, t] = np.array([np.sum(np.conj(a_s[:U, 2*pair + k]) * zs[s, :U]) for k in range(2)], np.complex64)
+        return out
+    def sums(part):
+        acc = {}
+        for (tid, t), v in part.items():
+            kg, pair, grp = ids(tid); acc.setdefault((kg, grp, t), []).append(np.float32(v))
+        return {key: np.float32(sum(v)) for key, v in acc.items()}
+    def key(tid, t):
+        kg, pair, grp = ids(tid); return kg, grp, t
+    st = {}
+    m = times_rows()
+    part = {}
+    for tid, t in own:
+        s, pair = rows(tid, t); r = zs[s, 2*pair:2*pair+2].copy()
+        st[tid, t] = dict(p=r.copy(), e=m[tid, t].copy(), x=np.zeros(2, np.complex64))
+        part[tid, t] = np.sum((np.conj(r) * m[tid, t]).real)
+    rm = sums(part)
+    for tid, t in own: st[tid, t]['rm'] = rm[key(tid, t)]
+    for _ in range(iters):
+        ee = sums({k: (np.abs(st[k]['e']) ** 2).sum() for k in own})
+        for tid, t in own:
+            d = st[tid, t]; s, pair = rows(tid, t)
+            d['alpha'] = step(d['rm'], ee[key(tid, t)])
+            d['x'] = d['x'] + np.float32(d['alpha']) * d['p']
+            zs[s, 2*pair:2*pair+2] -= np.float32(d['alpha']) * d['e']
+        m = times_rows()
+        part = {}
+        for tid, t in own:
+            s, pair = rows(tid, t); r = zs[s, 2*pair:2*pair+2]
+            part[tid, t] = np.sum((np.conj(r) * m[tid, t]).real)
+        rmn = sums(part)
+        for tid, t in own:
+            d = st[tid, t]; s, pair = rows(tid, t); r = zs[s, 2*pair:2*pair+2].copy()
+            nxt = rmn[key(tid, t)]
+            beta = step(nxt, d['rm']) if d['alpha'] > 0 else 0.0
+            d['p'] = r + np.float32(beta) * d['p']; d['e'] = m[tid, t] + np.float32(beta) * d['e']; d['rm'] = nxt
+    X = np.zeros((S, UP), np.complex64)
+    for tid, t in own:
+        s, pair = rows(tid, t); X[s, 2*pair:2*pair+2] = st[tid, t]['x']
+    return X[:, :U]
+worst = 0
+for UP, S in ((16, 16), (16, 64), (8, 32), (32, 8)):
+    for U in sorted({UP, UP - 3}):
+        for kgroups in (1, 2, 4):
+            B = 2 * U + 5
+            H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
+            A = H.conj().T @ H + 0.1 * np.eye(U)
+            Z = (rng.standard_normal((S, U)) + 1j * rng.standard_normal((S, U)))
+            X = emulate_cr(A, Z, U, UP, S, kgroups, 3)
+            for s in range(S):
+                ref = reference_cr(A, Z[s], 3)
+                err = np.abs(X[s] - ref).max() / max(np.abs(ref).max(), 1e-30)
+                worst = max(worst, err)
+                assert err < 1e-3, (UP, S, U, kgroups, s, err)
+print("tiled CR emulation matches a float64 CR per symbol; worst relative error", worst)
