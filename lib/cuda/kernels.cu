@@ -975,12 +975,13 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
  * 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory load feeds
  * two or four complex multiply-adds instead of one. When subcarriers and symbols are
  * few, KS "k-groups" of threads take every KS-th chunk each and their sums are added in
- * a fixed order. H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
+ * a fixed order (on sm_80/sm_90, H^H Y is formed on the TF32 tensor cores instead: see
+ * kTensorHY). H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
  * the same register tiling (U^2 S products against U B S for H^H Y; the k-groups share
- * the symbols) and demap from the registers; cg/cr give each symbol to a group of UP
- * lanes that iterates. H is finite on a usable subcarrier, so a symbol's products are
- * finite exactly when its y is: NaN/Inf in y is found from the results instead of
- * testing every sample. */
+ * the symbols), cg/cr iterate with A times the shared vectors tiled the same way, and
+ * all demap from the registers. H is finite on a usable subcarrier, so a symbol's
+ * products are finite exactly when its y is: NaN/Inf in y is found from the results
+ * instead of testing every sample. */
 constexpr int kTileChunk = 32; //!< antennas per staged chunk
 constexpr int kTileSymbolsPerThread = 4;
 constexpr int kMaxTileSymbols = 64;
