@@ -1,6 +1,7 @@
 # Emulates the kernel's TF32 tensor-core H^H Y: fragment loads as written in
 # equalize_tiled_kernel (lane g = lane/4, t = lane%4), mma.m16n8k8 per the PTX fragment
-# layout, 3xTF32 splitting; checks the mapping exactly (with exact arithmetic) and the
+# layout, 3xTF32 splitting, the tensor cores' truncating accumulation of 8 antennas at a
+# time and FADD sums beyond; checks the mapping exactly (with exact arithmetic) and the
 # accuracy (with TF32 rounding emulated) against float64 and against FP32 FFMA sums.
 # Run: /usr/bin/python3 scripts/kernel-emulation/mma.py
 import numpy as np
@@ -12,11 +13,16 @@ def tf32_rna(x):  # cvt.rna.tf32.f32: round to 10 mantissa bits, ties away from 
 def tf32_trunc(x):  # what the tensor core reads of a non-rounded input (low 13 bits dropped)
     b = np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)
     return b.view(np.float32)
+def rz32(x):  # float64 -> float32 rounding toward zero (the tensor cores' accumulation)
+    f = np.asarray(x, np.float64).astype(np.float32)
+    over = np.abs(f.astype(np.float64)) > np.abs(x)
+    f[over] = np.nextafter(f[over], np.float32(0))
+    return f
 def mma(D, A, Bm, exact):
-    # D[16][8] += A[16][8] B[8][8], fp32 accumulate
+    # D[16][8] += A[16][8] B[8][8]: products exact, the sum truncated to float32
     if exact: return D + A.astype(np.float64) @ Bm.astype(np.float64)
     a = tf32_trunc(A).astype(np.float64); b = tf32_trunc(Bm).astype(np.float64)
-    return (D.astype(np.float64) + a @ b).astype(np.float32)
+    return rz32(D.astype(np.float64) + a @ b)
 def run(UP, S, B, exact, scale_y=1.0):
     Y = ((rng.standard_normal((S, B)) + 1j * rng.standard_normal((S, B))) * scale_y).astype(np.complex64)
     H = (rng.standard_normal((B, UP)) + 1j * rng.standard_normal((B, UP))).astype(np.complex64) / np.sqrt(2)
@@ -29,7 +35,9 @@ def run(UP, S, B, exact, scale_y=1.0):
     for mb in range(MB):
         for nb in range(NB):
             dre = Dre[mb*16:(mb+1)*16, nb*8:(nb+1)*8].copy(); dim = Dim[mb*16:(mb+1)*16, nb*8:(nb+1)*8].copy()
+            sre = dre; sim = dim  # running sums (FADD, round to nearest)
             for k0 in range(0, B, 8):
+                dre = np.zeros_like(sre); dim = np.zeros_like(sim)  # this step's accumulators
                 # fragments, lane by lane, as the kernel loads them
                 A_ = np.zeros((16, 8), np.complex64); B_ = np.zeros((8, 8), np.complex64)
                 for lane in range(32):
@@ -55,6 +63,9 @@ def run(UP, S, B, exact, scale_y=1.0):
                             d = mma(d, a_, b_, exact)
                         if which == 're': dre = d
                         else: dim = d
+                if exact: sre = sre + dre; sim = sim + dim
+                else: sre = (sre + dre).astype(np.float32); sim = (sim + dim).astype(np.float32)
+            dre, dim = sre, sim
             # D writes: c: row g + 8 (c/2), col 2t + c%2
             for lane in range(32):
                 g, t = lane // 4, lane % 4
@@ -73,3 +84,4 @@ for UP, S, B in ((16, 16, 64), (16, 64, 128), (8, 32, 40), (32, 8, 256), (32, 16
     assert e_exact < 1e-12, (UP, S, B, e_exact)
     e_tf, e_f32 = run(UP, S, B, False)
     print(f"UP={UP:2d} S={S:2d} B={B:3d}: mapping exact (err {e_exact:.1e}); 3xTF32 max rel err {e_tf:.2e}, FP32 FFMA {e_f32:.2e}")
+    assert e_tf < 2 * e_f32, "3xTF32 H^H Y much less accurate than FP32 FFMA sums"
