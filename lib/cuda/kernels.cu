@@ -1342,7 +1342,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         bj = bi + j;
     };
     // This warp's Gram tiles, found once: their rows and columns in a chunk of H.
-    int gram_row[GTW > 0 ? GTW : 1], gram_col[GTW > 0 ? GTW : 1];
+    int gram_row[GTW > 0 ? GTW : 1], gram_col[GTW > 0 ? GTW : 1]; // first user of each
     bool gram_own[GTW > 0 ? GTW : 1];
 #pragma unroll
     for (int i = 0; i < GTW; ++i) {
@@ -1350,8 +1350,8 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         int bi = 0, bj = 0;
         gram_tile(j < GT ? j : 0, bi, bj);
         gram_own[i] = j < GT;
-        gram_row[i] = bi * 8 + g8;
-        gram_col[i] = bj * 8 + g8;
+        gram_row[i] = bi * 8;
+        gram_col[i] = bj * 8;
     }
     // H^H Y on the TF32 tensor cores (kTensorHY): the k-group's 16 x 8 tiles of D = Y^T
     // conj(H), kHYTiles per warp, the warp's tiles sharing their symbols (kShareY) or,
@@ -1414,8 +1414,8 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
                         if (gram_own[i])
                             cdmma_conj(gre[i],
                                        gim[i],
-                                       ms[(k0 + k4 + t4) * HS + gram_row[i]],
-                                       ms[(k0 + k4 + t4) * HS + gram_col[i]]);
+                                       ms[(k0 + k4 + t4) * HS + gram_row[i] + g8],
+                                       ms[(k0 + k4 + t4) * HS + gram_col[i] + g8]);
             }
             if constexpr (kTensorHY) {
                 // Tile i of this warp: symbols 16 mb + (g, g + 8), users 8 nb + g. A =
@@ -1555,19 +1555,15 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         }
 #pragma unroll
         for (int i = 0; i < GTW; ++i) {
-            const int j = warp_in_kg + NW * i;
-            if (j >= GT)
-                break;
-            int bi = 0, bj = 0;
-            gram_tile(j, bi, bj);
+            if (!gram_own[i])
+                continue;
 #pragma unroll
-            for (int c = 0; c < 2;
-                 ++c) { // D[g][2t + c]: user bi*8 + g, user bj*8 + 2t + c
-                const int row = bi * 8 + g8, col = bj * 8 + 2 * t4 + c;
+            for (int c = 0; c < 2; ++c) { // D[g][2t + c]
+                const int row = gram_row[i] + g8, col = gram_col[i] + 2 * t4 + c;
                 const float2 v = make_float2(static_cast<float>(gre[i][c]),
                                              static_cast<float>(gim[i][c]));
                 g_part[row * (UP + 1) + col] = v;
-                if (bi != bj) // the lower block, G being Hermitian
+                if (gram_row[i] != gram_col[i]) // the lower block, G being Hermitian
                     g_part[col * (UP + 1) + row] = conj2(v);
             }
         }
