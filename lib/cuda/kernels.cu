@@ -112,6 +112,24 @@ __device__ __forceinline__ void copy_async8(float2* dst, const float2* src, bool
     *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
 #endif
 }
+//! The same for 16 bytes (cp.async.cg: to shared memory only, bypassing L1); dst and src
+//! 16-byte aligned.
+__device__ __forceinline__ void copy_async16(float2* dst, const float2* src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
+                 "l"(src),
+                 "r"(valid ? 16 : 0));
+#else
+    *reinterpret_cast<float4*>(dst) =
+        valid ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
+#endif
+}
+__device__ __forceinline__ bool aligned16(const void* ptr)
+{
+    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
+}
 __device__ __forceinline__ void copy_async_commit()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -233,9 +251,9 @@ write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], in
 /*! chol/zf, one warp, once g holds A^-1 of A = G + load I (zeros past U): A^-1 into
  * p.a, the per-user gains, the status and the unusable count; a row of A^-1 that is not
  * finite erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
- * largest. */
+ * largest. Returns whether the channel is usable (not erased), on every lane. */
 template <int UP>
-__device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
+__device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 int sc,
                                                 const float2 (*g)[UP + 1],
                                                 float load,
@@ -257,7 +275,7 @@ __device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
     }
     if (!__all_sync(0xffffffffu, finite || !user_lane)) {
         erase_channel(p, sc, regularized, lane);
-        return;
+        return false;
     }
     // zf: the post-ZF noise gain |w_u|^2 = [A^-1 G A^-1]_uu = ||H x||^2, x = column u of
     // A^-1 (x_j = conj([A^-1]_uj)); without loading that is [A^-1]_uu. Under loading (a
@@ -306,6 +324,7 @@ __device__ __forceinline__ void publish_inverse(const PrepareArgs& p,
         p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
         p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
     }
+    return true;
 }
 
 //! The diagonal loading of attempt 0 (chol: N0; zf: none) or 1 (plus a small multiple
@@ -323,9 +342,10 @@ channel_load(const PrepareArgs& p, int attempt, float gain_sum)
  * forward and a backward substitution) into p.a and into g; the per-user gains, the
  * status and the unusable count. l and inv_diag_s are scratch. A subcarrier without a
  * usable channel gets kStatusBad and zero gains. kIterative (cg/cr) has its own
- * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr. */
+ * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr.
+ * Returns whether the channel is usable (not kStatusBad), on every lane. */
 template <int UP, bool kIterative>
-__device__ __forceinline__ void finish_channel(const PrepareArgs& p,
+__device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
                                                int sc,
                                                float2 (*g)[UP + 1],
                                                float2 (*l)[UP + 1],
@@ -338,7 +358,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
     const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
     if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
         erase_channel(p, sc, false, lane);
-        return;
+        return false;
     }
 
     if constexpr (kIterative) {
@@ -359,7 +379,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             p.status[sc] = kStatusOk;
             p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
         }
-        return;
+        return true;
     } else {
         bool factored = false, regularized = false;
         float load = 0.0f;
@@ -388,7 +408,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
         }
         if (!factored) {
             erase_channel(p, sc, regularized, lane);
-            return;
+            return false;
         }
         __syncwarp();
 
@@ -424,7 +444,7 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
             for (int j = 0; j < UP; ++j)
                 g[lane][j] = conj2(x[j]);
         __syncwarp();
-        publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
+        return publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
     }
 }
 
@@ -432,13 +452,15 @@ __device__ __forceinline__ void finish_channel(const PrepareArgs& p,
  * Hermitian positive definite: m holds M in its U x U part (identity past it) on entry
  * and M^-1 (zeros past U) on success; `other` ([UP][UP + 1]) is scratch. Step k turns
  * column k into e_k and builds column k of the inverse in its place, every entry updated
- * at once from the step's pivot row and column, read from one buffer and written to the
- * other: one barrier a step and no dependent chains (a Cholesky factorization and the two
- * triangular solves per column are chains of about UP^2 / 2 dependent multiply-adds, and
- * their registers cost the fused kernel its occupancy). The pivots are those of the
- * Cholesky factorization (the same Schur complements), so a pivot below min_pivot or not
- * finite fails the same way; the result is uniform across the block. Every thread of the
- * block must call it; threads >= 32. */
+ * at once: a dependent chain of one multiply-add per step instead of the chains of about
+ * UP^2 / 2 of a Cholesky factorization and its two triangular solves per column, whose
+ * registers cost the fused kernel its occupancy. Each thread keeps its entries in
+ * registers (column tid % UP, rows tid / UP + (threads / UP) e) and the step's pivot row
+ * and column are published in shared memory, alternating between two buffers, so that a
+ * step takes one barrier and two shared-memory reads per entry. The pivots are those of
+ * the Cholesky factorization (the same Schur complements), so a pivot below min_pivot or
+ * not finite fails the same way; the result is uniform across the block. Every thread of
+ * the block must call it; threads: a multiple of UP, at least 32. */
 template <int UP>
 __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
                                                 float2 (*other)[UP + 1],
@@ -447,39 +469,56 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
                                                 int tid,
                                                 int threads)
 {
+    static_assert(4 * UP <= UP * (UP + 1), "two pivot rows and columns fit `other`");
     constexpr int kPerThread = (UP * UP + 31) / 32; // entries per thread, at most
-    float2(*from)[UP + 1] = m;
-    float2(*to)[UP + 1] = other;
+    const int j = tid % UP, row_step = threads / UP;
+    float2* const published = &other[0][0]; // [2][row k, column k][UP]
+    float2 v[kPerThread];
+    auto row_of = [&](int e) { return tid / UP + row_step * e; };
+    auto publish = [&](int k, int e, float2 value) {
+        float2* const buf = published + (k % 2) * 2 * UP;
+        if (row_of(e) == k)
+            buf[j] = value;
+        if (j == k)
+            buf[UP + row_of(e)] = value;
+    };
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e)
+        if (row_of(e) < UP) {
+            v[e] = m[row_of(e)][j];
+            publish(0, e, v[e]);
+        }
+    __syncthreads();
     for (int k = 0; k < U; ++k) {
-        const float d = from[k][k].x; // real: M is Hermitian
+        const float2* const row_k = published + (k % 2) * 2 * UP;
+        const float2* const col_k = row_k + UP;
+        const float d = row_k[k].x; // real: M is Hermitian
         if (!(d >= min_pivot) || !isfinite(d))
             return false; // every thread read the same pivot
         const float inv = 1.0f / d;
+        // v <- v - c_i r_j with r_j = M_kj / d (1 / d at j = k), c_i = M_ik (-1 at i = k)
+        // and v taken as 0 in row and column k: row k becomes M_kj / d, column k
+        // -M_ik / d, and M_kk 1 / d.
+        const float2 r = j == k ? make_float2(inv, 0.0f) : cscale(row_k[j], inv);
 #pragma unroll
         for (int e = 0; e < kPerThread; ++e) {
-            const int idx = tid + e * threads;
-            if (idx >= UP * UP)
+            const int i = row_of(e);
+            if (i >= UP)
                 break;
-            const int i = idx / UP, j = idx % UP;
-            const float2 row_k = cscale(from[k][j], inv); // row k of the step, scaled
-            float2 v;
-            if (i == k)
-                v = j == k ? make_float2(inv, 0.0f) : row_k;
-            else if (j == k)
-                v = cscale(from[i][k], -inv);
-            else
-                v = csub(from[i][j], cmul(from[i][k], row_k));
-            to[i][j] = v;
+            const float2 c = i == k ? make_float2(-1.0f, 0.0f) : col_k[i];
+            const float2 base = (i == k || j == k) ? make_float2(0.0f, 0.0f) : v[e];
+            v[e] = csub(base, cmul(c, r));
+            publish(k + 1, e, v[e]);
         }
-        __syncthreads(); // step k + 1 reads what step k wrote, and writes what it read
-        float2(*t)[UP + 1] = from;
-        from = to;
-        to = t;
+        __syncthreads(); // step k + 1 reads what step k published, and reuses step k -
+                         // 1's buffer
     }
-    // M^-1 is in `from`: into m, zeros past U.
-    for (int idx = tid; idx < UP * UP; idx += threads) {
-        const int i = idx / UP, j = idx % UP;
-        m[i][j] = (i < U && j < U) ? from[i][j] : make_float2(0.0f, 0.0f);
+    // M^-1 into m, zeros past U.
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e) {
+        const int i = row_of(e);
+        if (i < UP)
+            m[i][j] = (i < U && j < U) ? v[e] : make_float2(0.0f, 0.0f);
     }
     __syncthreads();
     return true;
@@ -489,9 +528,10 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
  * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success;
  * g keeps G for the retry under loading and work is the inversion's other buffer (both
  * [UP][UP + 1] scratch); scalars (2 floats) pass the gains from warp 0 to the block.
- * Every thread of the block must call it. */
+ * Every thread of the block must call it. Returns whether the channel is usable, on the
+ * first warp's lanes. */
 template <int UP>
-__device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
+__device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
                                                      int sc,
                                                      float2 (*a)[UP + 1],
                                                      float2 (*g)[UP + 1],
@@ -517,7 +557,7 @@ __device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
     if (!(max_gain > 0.0f) || !isfinite(gain_sum)) { // uniform
         if (tid < 32)
             erase_channel(p, sc, false, tid);
-        return;
+        return false;
     }
     bool factored = false, regularized = false;
     float load = 0.0f;
@@ -538,11 +578,12 @@ __device__ __forceinline__ void finish_channel_block(const PrepareArgs& p,
         __syncthreads(); // a failed attempt's reads are done before the next one writes
     }
     if (tid >= 32)
-        return;
-    if (!factored)
+        return factored;
+    if (!factored) {
         erase_channel(p, sc, regularized, tid);
-    else
-        publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
+        return false;
+    }
+    return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
 }
 
 template <int UP, bool kIterative>
@@ -934,12 +975,13 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
  * 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory load feeds
  * two or four complex multiply-adds instead of one. When subcarriers and symbols are
  * few, KS "k-groups" of threads take every KS-th chunk each and their sums are added in
- * a fixed order. H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
+ * a fixed order (on sm_80/sm_90, H^H Y is formed on the TF32 tensor cores instead: see
+ * kTensorHY). H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
  * the same register tiling (U^2 S products against U B S for H^H Y; the k-groups share
- * the symbols) and demap from the registers; cg/cr give each symbol to a group of UP
- * lanes that iterates. H is finite on a usable subcarrier, so a symbol's products are
- * finite exactly when its y is: NaN/Inf in y is found from the results instead of
- * testing every sample. */
+ * the symbols), cg/cr iterate with A times the shared vectors tiled the same way, and
+ * all demap from the registers. H is finite on a usable subcarrier, so a symbol's
+ * products are finite exactly when its y is: NaN/Inf in y is found from the results
+ * instead of testing every sample. */
 constexpr int kTileChunk = 32; //!< antennas per staged chunk
 constexpr int kTileSymbolsPerThread = 4;
 constexpr int kMaxTileSymbols = 64;
@@ -954,17 +996,23 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 }
 
 /* Row strides (in complex values) of the staged chunks. H: 4 more than a row (16 bytes,
- * so the pair loads stay aligned; modulo 16 values, 4), so that the tensor-core Gram
+ * so the pair loads stay aligned; modulo 16 values, 4 or 12), so that the tensor-core
  * fragments, lane (g, t) reading row t at column g, hit distinct banks in each
- * half-warp. y: one more than a row. */
+ * half-warp. y for UP >= 8: 4 more than a row, for the same reason with lane (g, t)
+ * reading row g at column t (and even, so that pairs of antennas are copied 16 bytes at
+ * a time); the CUDA-core loop of sm_75/86/89 reads 2, 4 or 8 rows at once, at most
+ * two-way conflicting. UP = 4: one more, its warps read 16 rows at once. */
 __host__ __device__ constexpr int tile_h_stride(int up) { return up + 4; }
-__host__ __device__ constexpr int tile_y_stride() { return kTileChunk + 1; }
+__host__ __device__ constexpr int tile_y_stride(int up)
+{
+    return up >= 8 ? kTileChunk + 4 : kTileChunk + 1;
+}
 
 //! One staging buffer: the chunk of H [kTileChunk][UP + 4] and the received chunk
-//! [S][kTileChunk + 1]; each k-group has two when it takes several chunks, one otherwise.
+//! [S][tile_y_stride]; each k-group has two when it takes several chunks, one otherwise.
 __host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
 {
-    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride();
+    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride(up);
 }
 
 /* The fused kernel's Gram matrix on the FP64 tensor cores (sm_80, sm_90: DMMA,
@@ -1000,6 +1048,61 @@ cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
     dmma_8x8x4(re, a.y, b.y);
     dmma_8x8x4(im, a.x, b.y);
     dmma_8x8x4(im, -a.y, b.x);
+}
+
+/* H^H Y on the TF32 tensor cores (sm_80, sm_90, UP >= 8): D = Y^T conj(H) in 16 x 8
+ * tiles (symbols x users) by mma.m16n8k8, each real product in three TF32 products
+ * (x = hi + lo with hi rounded to TF32: a_hi b_hi + a_hi b_lo + a_lo b_hi, the
+ * 3xTF32 of CUTLASS); a_lo b_lo and the truncation of lo to TF32 are below 2^-21 of the
+ * product. The tensor cores sum 8 antennas at a time and FADDs the rest (their
+ * accumulation truncates), which keeps about FP32's accuracy. One 8-antenna step of a
+ * warp's tile is 12 MMAs, 8 FADDs and the splitting of its fragments, against 256 FFMAs
+ * on the CUDA cores. */
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
+#define MIMODET_TILE_TF32 1
+#else
+#define MIMODET_TILE_TF32 0
+#endif
+
+//! x = hi + lo: hi rounded to TF32 (nearest, ties away), lo the rest (exact in float).
+struct Tf32Split {
+    unsigned hi, lo;
+};
+[[maybe_unused]] __device__ __forceinline__ Tf32Split split_tf32(float x)
+{
+    Tf32Split r{};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r.hi) : "f"(x));
+    r.lo = __float_as_uint(x - __uint_as_float(r.hi));
+#endif
+    return r;
+}
+
+//! d += a b on a 16x8x8 TF32 tile, lane (g = lane / 4, t = lane % 4) holding a =
+//! {A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4]}, b = {B[t][g], B[t + 4][g]} and d
+//! = {D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]} (PTX mma.m16n8k8 .tf32
+//! fragments).
+[[maybe_unused]] __device__ __forceinline__ void
+mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, "
+        "%6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+//! d += a b in 3xTF32, the small products first.
+[[maybe_unused]] __device__ __forceinline__ void mma_3xtf32(float (&d)[4],
+                                                            const unsigned (&a_hi)[4],
+                                                            const unsigned (&a_lo)[4],
+                                                            const unsigned (&b_hi)[2],
+                                                            const unsigned (&b_lo)[2])
+{
+    mma_tf32(d, a_lo, b_hi);
+    mma_tf32(d, a_hi, b_lo);
+    mma_tf32(d, a_hi, b_hi);
 }
 
 struct TileShape {
@@ -1079,10 +1182,13 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
                   "the fused tile covers G's columns with its groups");
     static_assert(!kFused || kIterative || fused_direct_supported(UP),
                   "fused chol/zf: up to 16 users");
+    static_assert((UP / 2) * (S / kTileSymbolsPerThread) % UP == 0,
+                  "invert_in_place: the block's threads are a multiple of UP");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
     __shared__ int bad_symbol[kMaxTileSymbols];
     __shared__ float channel_scalars[2]; // kFused chol/zf: the gains, to the whole block
+    __shared__ int channel_usable; // kFused: from the first warp, to the whole block
 
     constexpr int P = UP / 2;
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
@@ -1138,7 +1244,20 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
     const int chunks = (B + kTileChunk - 1) / kTileChunk;
     const int rounds = (chunks + kgroups - 1) / kgroups;
-    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride();
+    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride(UP);
+    /* The copies of a chunk. Pairs of values (16 bytes) where every address allows it:
+     * even U (H) or even B and an even y stride (y), and 16-byte aligned arrays. Thread
+     * (pair, grp) then copies users 2 pair, 2 pair + 1 of H rows grp + G k, and the 16
+     * pairs of antennas of a y row are spread over 16 threads, so that each copy costs an
+     * address step instead of a division and a 64-bit product. Otherwise 8 bytes at a
+     * time. */
+    const bool h_pairs = U % 2 == 0 && aligned16(p.h);
+    const bool y_pairs = YS % 2 == 0 && B % 2 == 0 && aligned16(p.y);
+    constexpr int kHRowsPerThread = kTileChunk / G;
+    constexpr int kYRowStep = base / (kTileChunk / 2), kYRowsPerThread = S / kYRowStep;
+    static_assert(base % (kTileChunk / 2) == 0 && S % kYRowStep == 0,
+                  "the y pairs of a chunk spread evenly over the k-group");
+    const int y_col = 2 * (local % (kTileChunk / 2)), y_row = local / (kTileChunk / 2);
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
     // the last chunk, or past B, U or the call's symbols: zeros).
     auto stage = [&](int r) {
@@ -1146,15 +1265,42 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
         float2* ms = kg_smem + (r % buffers) * buffer_items;
         float2* ys = ms + kTileChunk * HS;
-        for (int idx = local; idx < kTileChunk * UP; idx += base) {
-            const int row = idx / UP, u = idx % UP;
-            const bool valid = row < rows && u < U;
-            copy_async8(ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
+        if (h_pairs) {
+            const bool user_ok = 2 * pair < U;
+            const float2* src = mat + (b0 + grp) * U + 2 * pair;
+#pragma unroll
+            for (int k = 0; k < kHRowsPerThread; ++k) {
+                const bool valid = user_ok && grp + G * k < rows;
+                copy_async16(
+                    ms + (grp + G * k) * HS + 2 * pair, valid ? src : mat, valid);
+                src += G * U;
+            }
+        } else {
+            for (int idx = local; idx < kTileChunk * UP; idx += base) {
+                const int row = idx / UP, u = idx % UP;
+                const bool valid = row < rows && u < U;
+                copy_async8(
+                    ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
+            }
         }
-        for (int idx = local; idx < S * kTileChunk; idx += base) {
-            const int s = idx / kTileChunk, b = idx % kTileChunk;
-            const bool valid = s < count && b < rows;
-            copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+        if (y_pairs) {
+            // (found here, once a round, rather than kept in registers through the loop)
+            const std::size_t y_row_step = static_cast<std::size_t>(kYRowStep) * nsc * B;
+            const bool col_ok = y_col < rows;
+            const float2* src = y_at(y_row) + y_col + b0;
+#pragma unroll
+            for (int k = 0; k < kYRowsPerThread; ++k) {
+                const int s = y_row + kYRowStep * k;
+                const bool valid = col_ok && s < count;
+                copy_async16(ys + s * YS + y_col, valid ? src : p.y, valid);
+                src += y_row_step;
+            }
+        } else {
+            for (int idx = local; idx < S * kTileChunk; idx += base) {
+                const int s = idx / kTileChunk, b = idx % kTileChunk;
+                const bool valid = s < count && b < rows;
+                copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+            }
         }
         copy_async_commit();
     };
@@ -1195,6 +1341,39 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         }
         bj = bi + j;
     };
+    // This warp's Gram tiles, found once: their rows and columns in a chunk of H.
+    int gram_row[GTW > 0 ? GTW : 1], gram_col[GTW > 0 ? GTW : 1]; // first user of each
+    bool gram_own[GTW > 0 ? GTW : 1];
+#pragma unroll
+    for (int i = 0; i < GTW; ++i) {
+        const int j = warp_in_kg + NW * i;
+        int bi = 0, bj = 0;
+        gram_tile(j < GT ? j : 0, bi, bj);
+        gram_own[i] = j < GT;
+        gram_row[i] = bi * 8;
+        gram_col[i] = bj * 8;
+    }
+    // H^H Y on the TF32 tensor cores (kTensorHY): the k-group's 16 x 8 tiles of D = Y^T
+    // conj(H), kHYTiles per warp, the warp's tiles sharing their symbols (kShareY) or,
+    // with one block of users, their users.
+#if MIMODET_TILE_TF32
+    constexpr bool kTensorHY = UP >= 8;
+#else
+    constexpr bool kTensorHY = false;
+#endif
+    constexpr int kUserBlocks = UP / 8 > 0 ? UP / 8 : 1, kSymbolBlocks = (S + 15) / 16;
+    constexpr int kHYTiles = kTensorHY ? kUserBlocks * kSymbolBlocks / NW : 1;
+    constexpr bool kShareY = kUserBlocks % kHYTiles == 0;
+    static_assert(!kTensorHY || (kUserBlocks * kSymbolBlocks % NW == 0 &&
+                                 (kShareY || kUserBlocks == 1)),
+                  "the warps share the tiles evenly, each tile's symbols or users");
+    constexpr int kStep = kTensorHY ? 8 : 4; // antennas per step
+    float hy_re[kHYTiles][4], hy_im[kHYTiles][4];
+#pragma unroll
+    for (int i = 0; i < kHYTiles; ++i)
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+            hy_re[i][c] = hy_im[i][c] = 0.0f;
     constexpr int kGramT = kFused && !kTensorGram ? (UP + G - 1) / G : 0;
     float2 gacc[kGramT > 0 ? kGramT : 1][2];
 #pragma unroll
@@ -1219,44 +1398,109 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
         const float2* ys = ms + kTileChunk * HS;
-        // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's
-        // tensor-core Gram products are issued first, and the CUDA-core products of
-        // its 4 antennas run while they are in flight.
+        // Steps of 4 antennas, or 8 on the TF32 tensor cores (past `rows` the chunk holds
+        // zeros): the step's FP64 tensor-core Gram products are issued first, and the
+        // products of H^H Y run while they are in flight.
         const float2* yrow = ys + grp * YS;
         const float2* wrow = ms + 2 * pair;
-        for (int k0 = 0; k0 < rows; k0 += 4) {
+        for (int k0 = 0; k0 < rows; k0 += kStep) {
             if constexpr (kTensorGram) {
                 // A = H^H: A[user g][antenna t] = conj(H[t][g]); B = H: B[antenna t][user
                 // g] = H[t][g].
 #pragma unroll
-                for (int i = 0; i < GTW; ++i) {
-                    const int j = warp_in_kg + NW * i;
-                    if (j >= GT)
-                        break;
-                    int bi = 0, bj = 0;
-                    gram_tile(j, bi, bj);
-                    cdmma_conj(gre[i],
-                               gim[i],
-                               ms[(k0 + t4) * HS + bi * 8 + g8],
-                               ms[(k0 + t4) * HS + bj * 8 + g8]);
-                }
+                for (int k4 = 0; k4 < kStep; k4 += 4)
+#pragma unroll
+                    for (int i = 0; i < GTW; ++i)
+                        if (gram_own[i])
+                            cdmma_conj(gre[i],
+                                       gim[i],
+                                       ms[(k0 + k4 + t4) * HS + gram_row[i] + g8],
+                                       ms[(k0 + k4 + t4) * HS + gram_col[i] + g8]);
             }
+            if constexpr (kTensorHY) {
+                // Tile i of this warp: symbols 16 mb + (g, g + 8), users 8 nb + g. A =
+                // Y^T (A[s][b] = y_s[b]), B = conj(H): Re D = Yr Hr + Yi Hi, Im D = Yi Hr
+                // - Yr Hi. The real part of Y, then the imaginary part, each against
+                // every tile's H (read and split again for the second: fewer registers
+                // live than keeping both). The step's products go into fresh
+                // accumulators that are then added to hy_re/hy_im by FADD: the tensor
+                // cores truncate when they accumulate, which over a whole antenna sum
+                // (6 MMAs per 8 antennas) biases H^H Y (an LLR error of 0.8% at 256
+                // antennas, 256-QAM, on an H100), while 8 antennas at a time stay at the
+                // accuracy of FP32 FFMA sums.
+                float step_re[kHYTiles][4], step_im[kHYTiles][4];
 #pragma unroll
-            for (int b = k0; b < k0 + 4; ++b) {
-                const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
-                const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+                for (int i = 0; i < kHYTiles; ++i)
 #pragma unroll
-                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                    const float2 yv = yrow[(G * t) * YS + b];
-                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
-                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                    for (int c = 0; c < 4; ++c)
+                        step_re[i][c] = step_im[i][c] = 0.0f;
+#pragma unroll
+                for (int part = 0; part < 2; ++part) {
+                    unsigned y_hi[4], y_lo[4];
+#pragma unroll
+                    for (int i = 0; i < kHYTiles; ++i) {
+                        const int tile = warp_in_kg * kHYTiles + i;
+                        const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
+                        if (i == 0 || !kShareY) {
+#pragma unroll
+                            for (int f = 0; f < 4;
+                                 ++f) { // a0..a3: rows g, g + 8; columns t, t + 4
+                                const int srow = mb * 16 + g8 + 8 * (f % 2);
+                                const float2 v =
+                                    (S >= 16 || f % 2 == 0)
+                                        ? ys[srow * YS + k0 + t4 + 4 * (f / 2)]
+                                        : make_float2(0.0f, 0.0f);
+                                const Tf32Split y = split_tf32(part == 0 ? v.x : v.y);
+                                y_hi[f] = y.hi;
+                                y_lo[f] = y.lo;
+                            }
+                        }
+                        unsigned hr_hi[2], hr_lo[2], hi_hi[2], hi_lo[2];
+#pragma unroll
+                        for (int f = 0; f < 2; ++f) { // b0, b1: rows t, t + 4; column g
+                            const float2 h = ms[(k0 + t4 + 4 * f) * HS + nb * 8 + g8];
+                            // -Im H against Re Y (the sign flip is exact)
+                            const Tf32Split re = split_tf32(h.x),
+                                            im = split_tf32(part == 0 ? -h.y : h.y);
+                            hr_hi[f] = re.hi;
+                            hr_lo[f] = re.lo;
+                            hi_hi[f] = im.hi;
+                            hi_lo[f] = im.lo;
+                        }
+                        if (part == 0) { // Re D += Yr Hr, Im D += Yr (-Hi)
+                            mma_3xtf32(step_re[i], y_hi, y_lo, hr_hi, hr_lo);
+                            mma_3xtf32(step_im[i], y_hi, y_lo, hi_hi, hi_lo);
+                        } else { // Re D += Yi Hi, Im D += Yi Hr
+                            mma_3xtf32(step_re[i], y_hi, y_lo, hi_hi, hi_lo);
+                            mma_3xtf32(step_im[i], y_hi, y_lo, hr_hi, hr_lo);
+                        }
+                    }
                 }
 #pragma unroll
-                for (int t = 0; t < kGramT; ++t) {
-                    if (grp + G * t < UP) {
-                        const float2 hv = ms[b * HS + grp + G * t];
-                        gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
-                        gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                for (int i = 0; i < kHYTiles; ++i)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) {
+                        hy_re[i][c] += step_re[i][c];
+                        hy_im[i][c] += step_im[i][c];
+                    }
+            } else {
+#pragma unroll
+                for (int b = k0; b < k0 + 4; ++b) {
+                    const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
+                    const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
+#pragma unroll
+                    for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                        const float2 yv = yrow[(G * t) * YS + b];
+                        acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                        acc[t][1] = cfmac(w1, yv, acc[t][1]);
+                    }
+#pragma unroll
+                    for (int t = 0; t < kGramT; ++t) {
+                        if (grp + G * t < UP) {
+                            const float2 hv = ms[b * HS + grp + G * t];
+                            gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
+                            gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
+                        }
                     }
                 }
             }
@@ -1282,10 +1526,25 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     {
         float2* const z_part = kg == 0 ? zs : kg_smem;
         float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
+        if constexpr (kTensorHY) {
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-            z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
-            z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+            for (int i = 0; i < kHYTiles; ++i) {
+                const int tile = warp_in_kg * kHYTiles + i;
+                const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
+#pragma unroll
+                for (int c = 0; c < 4; ++c) { // D[g + 8 (c / 2)][2t + c % 2]
+                    const int srow = mb * 16 + g8 + 8 * (c / 2);
+                    if (S >= 16 || c < 2)
+                        z_part[srow * (UP + 1) + nb * 8 + 2 * t4 + c % 2] =
+                            make_float2(hy_re[i][c], hy_im[i][c]);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+                z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
+            }
         }
 #pragma unroll
         for (int t = 0; t < kGramT; ++t) {
@@ -1296,19 +1555,15 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         }
 #pragma unroll
         for (int i = 0; i < GTW; ++i) {
-            const int j = warp_in_kg + NW * i;
-            if (j >= GT)
-                break;
-            int bi = 0, bj = 0;
-            gram_tile(j, bi, bj);
+            if (!gram_own[i])
+                continue;
 #pragma unroll
-            for (int c = 0; c < 2;
-                 ++c) { // D[g][2t + c]: user bi*8 + g, user bj*8 + 2t + c
-                const int row = bi * 8 + g8, col = bj * 8 + 2 * t4 + c;
+            for (int c = 0; c < 2; ++c) { // D[g][2t + c]
+                const int row = gram_row[i] + g8, col = gram_col[i] + 2 * t4 + c;
                 const float2 v = make_float2(static_cast<float>(gre[i][c]),
                                              static_cast<float>(gim[i][c]));
                 g_part[row * (UP + 1) + col] = v;
-                if (bi != bj) // the lower block, G being Hermitian
+                if (gram_row[i] != gram_col[i]) // the lower block, G being Hermitian
                     g_part[col * (UP + 1) + row] = conj2(v);
             }
         }
@@ -1342,52 +1597,189 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     }
 
     if constexpr (kFused) { // one warp (cg/cr) or the block (chol/zf) finishes G in a_s
+        // (whether the channel is usable passes through shared memory rather than a
+        // read-back of the status byte just written)
+        bool usable = false;
         if constexpr (kIterative) {
             if (tid < 32)
-                finish_channel<UP, true>(prep,
-                                         sc,
-                                         reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                         nullptr,
-                                         nullptr,
-                                         tid);
+                usable =
+                    finish_channel<UP, true>(prep,
+                                             sc,
+                                             reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                             nullptr,
+                                             nullptr,
+                                             tid);
         } else {
-            finish_channel_block<UP>(prep,
-                                     sc,
-                                     reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                     reinterpret_cast<float2(*)[UP + 1]>(g_copy),
-                                     reinterpret_cast<float2(*)[UP + 1]>(g_work),
-                                     channel_scalars,
-                                     tid,
-                                     threads);
+            usable = finish_channel_block<UP>(prep,
+                                              sc,
+                                              reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                                              reinterpret_cast<float2(*)[UP + 1]>(g_copy),
+                                              reinterpret_cast<float2(*)[UP + 1]>(g_work),
+                                              channel_scalars,
+                                              tid,
+                                              threads);
         }
+        if (tid == 0)
+            channel_usable = usable;
         __syncthreads();
-        if (prep.status[sc] & kStatusBad) { // written by this block's first warp
+        if (!channel_usable) {
             erase_tile();
             return; // uniform per block
         }
     }
     __syncthreads();
 
-    if (!iterative) { // x = A^-1 y_MF, then demap from the registers
-        // Each k-group takes the symbols grp + G t with t % KS == kg (KS divides 4).
-        auto mine = [&](int t) { return t % kgroups == kg; };
-        float2 x[kTileSymbolsPerThread][2];
+    // x: chol/zf (A^-1 z) and cg, tiled like H^H Y: thread (pair, grp) takes users 2 pair
+    // and 2 pair + 1 of the symbols grp + G t with t % KS == kg (each k-group its share
+    // of the symbols; KS divides 4), then demaps from the registers.
+    auto mine = [&](int t) { return t % kgroups == kg; };
+    constexpr int T = kTileSymbolsPerThread;
+    float2 x[T][2];
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t)
-            x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
-        // A^-1 is Hermitian: (A^-1 z)_u = sum_j conj([A^-1]_ju) z_j.
+    for (int t = 0; t < T; ++t)
+        x[t][0] = x[t][1] = make_float2(0.0f, 0.0f);
+    // out[i] += M v_t (t = t0 + i) for this thread's users, M Hermitian in a_s
+    // ((M v)_u = sum_j conj(M_ju) v_j), v_t the row of symbol grp + G t in zs.
+    auto times_rows = [&](auto& out, int t0) {
+        constexpr int N = std::extent_v<std::remove_reference_t<decltype(out)>>;
         for (int j = 0; j < U; ++j) {
             const float2 a0 = a_s[j * (UP + 1) + 2 * pair];
             const float2 a1 = a_s[j * (UP + 1) + 2 * pair + 1];
 #pragma unroll
-            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                if (!mine(t))
+            for (int i = 0; i < N; ++i) {
+                if (!mine(t0 + i))
                     continue;
-                const float2 z = zs[(grp + G * t) * (UP + 1) + j];
-                x[t][0] = cfmac(a0, z, x[t][0]);
-                x[t][1] = cfmac(a1, z, x[t][1]);
+                const float2 v = zs[(grp + G * (t0 + i)) * (UP + 1) + j];
+                out[i][0] = cfmac(a0, v, out[i][0]);
+                out[i][1] = cfmac(a1, v, out[i][1]);
             }
         }
+    };
+    // cg/cr: a sum over a symbol's users adds the thread's two, then the P lanes of the
+    // symbol (one warp) by shuffles; mine(t) is uniform over a k-group, so every lane of
+    // the warp takes part. step() as in iterate().
+    auto symbol_sum = [](float v) {
+#pragma unroll
+        for (int off = 1; off < P; off <<= 1)
+            v += __shfl_xor_sync(0xffffffffu, v, off);
+        return v;
+    };
+    auto step = [](float num, float den) {
+        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
+    };
+    if (!iterative) {
+        times_rows(x, 0); // x = A^-1 y_MF
+    } else if (p.mode == KernelMode::cg) {
+        /* li2015's CG (the iterations of iterate()) for all the thread's symbols at once:
+         * A p as the product above, p kept in zs (where it starts, as y_MF), r and x in
+         * registers. */
+        float2 r[T][2];
+        float rr[T];
+#pragma unroll
+        for (int t = 0; t < T; ++t) {
+            if (!mine(t))
+                continue;
+            const float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+            r[t][0] = pt[0];
+            r[t][1] = pt[1];
+            rr[t] = symbol_sum(cnorm(r[t][0]) + cnorm(r[t][1]));
+        }
+        for (int it = 0; it < p.iterations; ++it) {
+            float2 w[T][2]; // A p, then the next p
+#pragma unroll
+            for (int t = 0; t < T; ++t)
+                w[t][0] = w[t][1] = make_float2(0.0f, 0.0f);
+            times_rows(w, 0);
+#pragma unroll
+            for (int t = 0; t < T; ++t) {
+                if (!mine(t))
+                    continue;
+                const float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+                const float2 p0 = pt[0], p1 = pt[1];
+                const float alpha =
+                    step(rr[t], symbol_sum(cmulc(p0, w[t][0]).x + cmulc(p1, w[t][1]).x));
+                x[t][0] = cadd(x[t][0], cscale(p0, alpha));
+                x[t][1] = cadd(x[t][1], cscale(p1, alpha));
+                r[t][0] = csub(r[t][0], cscale(w[t][0], alpha));
+                r[t][1] = csub(r[t][1], cscale(w[t][1], alpha));
+                const float rr_next = symbol_sum(cnorm(r[t][0]) + cnorm(r[t][1]));
+                const float beta = alpha > 0.0f ? step(rr_next, rr[t]) : 0.0f;
+                w[t][0] = cadd(r[t][0], cscale(p0, beta));
+                w[t][1] = cadd(r[t][1], cscale(p1, beta));
+                rr[t] = rr_next;
+            }
+            __syncwarp(); // the symbol's lanes have read p
+#pragma unroll
+            for (int t = 0; t < T; ++t) {
+                if (!mine(t))
+                    continue;
+                float2* pt = zs + (grp + G * t) * (UP + 1) + 2 * pair;
+                pt[0] = w[t][0];
+                pt[1] = w[t][1];
+            }
+            __syncwarp(); // ... and the new p is there for the next product
+        }
+    } else { // cr
+        /* broumas2023's CR (the iterations of iterate()) the same way: r is the vector
+         * that A multiplies, so r is kept in zs (where it starts, as y_MF) and p, e, m
+         * and x in registers, for two of the thread's symbols at a time (they would not
+         * fit the compact bound for four). */
+#pragma unroll
+        for (int h = 0; h < T; h += 2) {
+            float2 p_[2][2], e[2][2], m[2][2];
+            float rm[2], alpha[2];
+#pragma unroll
+            for (int i = 0; i < 2; ++i)
+                m[i][0] = m[i][1] = make_float2(0.0f, 0.0f);
+            times_rows(m, h);
+#pragma unroll
+            for (int i = 0; i < 2; ++i) {
+                if (!mine(h + i))
+                    continue;
+                const float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                p_[i][0] = rt[0];
+                p_[i][1] = rt[1];
+                e[i][0] = m[i][0];
+                e[i][1] = m[i][1];
+                rm[i] = symbol_sum(cmulc(rt[0], m[i][0]).x + cmulc(rt[1], m[i][1]).x);
+            }
+            for (int it = 0; it < p.iterations; ++it) {
+                __syncwarp(); // the symbol's lanes have read r
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    if (!mine(h + i))
+                        continue;
+                    float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                    alpha[i] = step(rm[i], symbol_sum(cnorm(e[i][0]) + cnorm(e[i][1])));
+                    x[h + i][0] = cadd(x[h + i][0], cscale(p_[i][0], alpha[i]));
+                    x[h + i][1] = cadd(x[h + i][1], cscale(p_[i][1], alpha[i]));
+                    rt[0] = csub(rt[0], cscale(e[i][0], alpha[i]));
+                    rt[1] = csub(rt[1], cscale(e[i][1], alpha[i]));
+                }
+                __syncwarp(); // ... and the new r is there for the product
+#pragma unroll
+                for (int i = 0; i < 2; ++i)
+                    m[i][0] = m[i][1] = make_float2(0.0f, 0.0f);
+                times_rows(m, h);
+#pragma unroll
+                for (int i = 0; i < 2; ++i) {
+                    if (!mine(h + i))
+                        continue;
+                    const float2* rt = zs + (grp + G * (h + i)) * (UP + 1) + 2 * pair;
+                    const float2 r0 = rt[0], r1 = rt[1];
+                    const float rm_next =
+                        symbol_sum(cmulc(r0, m[i][0]).x + cmulc(r1, m[i][1]).x);
+                    const float beta = alpha[i] > 0.0f ? step(rm_next, rm[i]) : 0.0f;
+                    p_[i][0] = cadd(r0, cscale(p_[i][0], beta));
+                    p_[i][1] = cadd(r1, cscale(p_[i][1], beta));
+                    e[i][0] = cadd(m[i][0], cscale(e[i][0], beta));
+                    e[i][1] = cadd(m[i][1], cscale(e[i][1], beta));
+                    rm[i] = rm_next;
+                }
+            }
+        }
+    }
+    {
         float rho[2], inv_lambda[2];
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
@@ -1396,7 +1788,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
             inv_lambda[k] = u < U ? p.inv_lambda[sc * U + u] : 0.0f;
         }
 #pragma unroll
-        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+        for (int t = 0; t < T; ++t) {
             const int s = grp + G * t;
             if (s >= count || !mine(t))
                 continue;
@@ -1417,41 +1809,6 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
                     p.x_hat[((s0 + s) * nsc + sc) * U + u] = x[t][k];
             }
         }
-        return;
-    }
-
-    // cg/cr: a group of UP lanes per symbol (all the block's threads: S / groups = 8 / KS
-    // passes each).
-    const int user = tid % UP, first = (tid % 32) - user;
-    const int groups = threads / UP;
-    const bool active = user < U;
-    const float rho = active ? p.rho[sc * U + user] : 0.0f;
-    const float inv_lambda = active ? p.inv_lambda[sc * U + user] : 0.0f;
-    // Every group makes the same number of passes (S is a multiple of the group count),
-    // so the shuffles inside iterate() always have their whole group.
-    for (int s = tid / UP; s < S; s += groups) {
-        const float2 x =
-            iterate<UP>(p.mode, p.iterations, zs[s * (UP + 1) + user], [&](float2 v) {
-                return hermitian_times<UP, false>(
-                    [&](int j) {
-                        return active ? a_s[j * (UP + 1) + user]
-                                      : make_float2(0.0f, 0.0f);
-                    },
-                    v,
-                    U,
-                    first);
-            });
-        if (s >= count || !active)
-            continue;
-        if (bad_symbol[s]) {
-            if (user == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-            erase(s, user);
-            continue;
-        }
-        write_llrs(p, x, inv_lambda, rho, llr_at(s) + user * Q);
-        if (p.x_hat)
-            p.x_hat[((s0 + s) * nsc + sc) * U + user] = x;
     }
 }
 
