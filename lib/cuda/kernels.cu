@@ -975,8 +975,7 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
  * 2 pair + 1 for symbols group + G t, t < 4 (G = S / 4), so each shared-memory load feeds
  * two or four complex multiply-adds instead of one. When subcarriers and symbols are
  * few, KS "k-groups" of threads take every KS-th chunk each and their sums are added in
- * a fixed order (on sm_80/sm_90, H^H Y is formed on the TF32 tensor cores instead: see
- * kTensorHY). H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
+ * a fixed order. H^H Y then goes through shared memory: chol/zf multiply it by A^-1 with
  * the same register tiling (U^2 S products against U B S for H^H Y; the k-groups share
  * the symbols), cg/cr iterate with A times the shared vectors tiled the same way, and
  * all demap from the registers. H is finite on a usable subcarrier, so a symbol's
@@ -998,9 +997,8 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 /* Row strides (in complex values) of the staged chunks. H: 4 more than a row (16 bytes,
  * so the pair loads stay aligned; modulo 16 values, 4 or 12), so that the tensor-core
  * fragments, lane (g, t) reading row t at column g, hit distinct banks in each
- * half-warp. y for UP >= 8: 4 more than a row, for the same reason with lane (g, t)
- * reading row g at column t (and even, so that pairs of antennas are copied 16 bytes at
- * a time); the CUDA-core loop of sm_75/86/89 reads 2, 4 or 8 rows at once, at most
+ * half-warp. y for UP >= 8: 4 more than a row, even so that pairs of antennas are
+ * copied 16 bytes at a time; the H^H Y loop reads 2, 4 or 8 rows at once, at most
  * two-way conflicting. UP = 4: one more, its warps read 16 rows at once. */
 __host__ __device__ constexpr int tile_h_stride(int up) { return up + 4; }
 __host__ __device__ constexpr int tile_y_stride(int up)
@@ -1048,61 +1046,6 @@ cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
     dmma_8x8x4(re, a.y, b.y);
     dmma_8x8x4(im, a.x, b.y);
     dmma_8x8x4(im, -a.y, b.x);
-}
-
-/* H^H Y on the TF32 tensor cores (sm_80, sm_90, UP >= 8): D = Y^T conj(H) in 16 x 8
- * tiles (symbols x users) by mma.m16n8k8, each real product in three TF32 products
- * (x = hi + lo with hi rounded to TF32: a_hi b_hi + a_hi b_lo + a_lo b_hi, the
- * 3xTF32 of CUTLASS); a_lo b_lo and the truncation of lo to TF32 are below 2^-21 of the
- * product. The tensor cores sum 8 antennas at a time and FADDs the rest (their
- * accumulation truncates), which keeps about FP32's accuracy. One 8-antenna step of a
- * warp's tile is 12 MMAs, 8 FADDs and the splitting of its fragments, against 256 FFMAs
- * on the CUDA cores. */
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 900)
-#define MIMODET_TILE_TF32 1
-#else
-#define MIMODET_TILE_TF32 0
-#endif
-
-//! x = hi + lo: hi rounded to TF32 (nearest, ties away), lo the rest (exact in float).
-struct Tf32Split {
-    unsigned hi, lo;
-};
-[[maybe_unused]] __device__ __forceinline__ Tf32Split split_tf32(float x)
-{
-    Tf32Split r{};
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r.hi) : "f"(x));
-    r.lo = __float_as_uint(x - __uint_as_float(r.hi));
-#endif
-    return r;
-}
-
-//! d += a b on a 16x8x8 TF32 tile, lane (g = lane / 4, t = lane % 4) holding a =
-//! {A[g][t], A[g + 8][t], A[g][t + 4], A[g + 8][t + 4]}, b = {B[t][g], B[t + 4][g]} and d
-//! = {D[g][2t], D[g][2t + 1], D[g + 8][2t], D[g + 8][2t + 1]} (PTX mma.m16n8k8 .tf32
-//! fragments).
-[[maybe_unused]] __device__ __forceinline__ void
-mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, "
-        "%6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-}
-
-//! d += a b in 3xTF32, the small products first.
-[[maybe_unused]] __device__ __forceinline__ void mma_3xtf32(float (&d)[4],
-                                                            const unsigned (&a_hi)[4],
-                                                            const unsigned (&a_lo)[4],
-                                                            const unsigned (&b_hi)[2],
-                                                            const unsigned (&b_lo)[2])
-{
-    mma_tf32(d, a_lo, b_hi);
-    mma_tf32(d, a_hi, b_lo);
-    mma_tf32(d, a_hi, b_hi);
 }
 
 struct TileShape {
@@ -1157,13 +1100,14 @@ tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false
 /*! The tiled kernel's __launch_bounds__ minimum of blocks (of 256 threads' registers).
  * 1 lets the compiler take up to 255 registers, which is best when the grid is about a
  * block per SM and each block's latency counts (li2015's 128 subcarriers); a compact
- * grid (kCompactBlocksPerSm blocks per SM or more) trades a few spills for occupancy:
- * 80 registers for cg/cr, 64 for chol/zf (measured on an H100, against 1 for all:
- * target chol 98 -> 92 us, NR slot 64x16 chol 118 -> 112 us and cg 94 -> 89 us; li2015
- * chol with 64 symbols 33 -> 41 us). */
-__host__ __device__ constexpr int tile_min_blocks(bool iterative, bool compact)
+ * grid (kCompactBlocksPerSm blocks per SM or more) trades a few spills for occupancy.
+ * How many registers pays depends on the tile, not the mode (H100, same run, us): with
+ * 32 or more symbols 64 registers (target 128x16 chol / cg / cr 87.8 / 94.2 / 98.8
+ * against 89.6 / 102.0 / 108.7 with 80), with fewer 80 (NR slot 64x16, 16-symbol
+ * tiles: chol / cg / cr 91.3 / 90.2 / 99.8 against 102.5 / 102.7 / 107.8 with 64). */
+__host__ __device__ constexpr int tile_min_blocks(int symbols, bool compact)
 {
-    return compact ? (iterative ? 3 : 4) : 1;
+    return compact ? (symbols >= 32 ? 4 : 3) : 1;
 }
 
 /* kFused: the call's symbols are one tile per subcarrier and the channel is not prepared
@@ -1175,7 +1119,7 @@ __host__ __device__ constexpr int tile_min_blocks(bool iterative, bool compact)
  * and the gains (finish_channel); chol/zf (UP <= 16): the whole block inverts A by
  * Gauss-Jordan (finish_channel_block), and the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
-__global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
+__global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
     static_assert(!kFused || S >= UP,
@@ -1353,27 +1297,6 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         gram_row[i] = bi * 8;
         gram_col[i] = bj * 8;
     }
-    // H^H Y on the TF32 tensor cores (kTensorHY): the k-group's 16 x 8 tiles of D = Y^T
-    // conj(H), kHYTiles per warp, the warp's tiles sharing their symbols (kShareY) or,
-    // with one block of users, their users.
-#if MIMODET_TILE_TF32
-    constexpr bool kTensorHY = UP >= 8;
-#else
-    constexpr bool kTensorHY = false;
-#endif
-    constexpr int kUserBlocks = UP / 8 > 0 ? UP / 8 : 1, kSymbolBlocks = (S + 15) / 16;
-    constexpr int kHYTiles = kTensorHY ? kUserBlocks * kSymbolBlocks / NW : 1;
-    constexpr bool kShareY = kUserBlocks % kHYTiles == 0;
-    static_assert(!kTensorHY || (kUserBlocks * kSymbolBlocks % NW == 0 &&
-                                 (kShareY || kUserBlocks == 1)),
-                  "the warps share the tiles evenly, each tile's symbols or users");
-    constexpr int kStep = kTensorHY ? 8 : 4; // antennas per step
-    float hy_re[kHYTiles][4], hy_im[kHYTiles][4];
-#pragma unroll
-    for (int i = 0; i < kHYTiles; ++i)
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-            hy_re[i][c] = hy_im[i][c] = 0.0f;
     constexpr int kGramT = kFused && !kTensorGram ? (UP + G - 1) / G : 0;
     float2 gacc[kGramT > 0 ? kGramT : 1][2];
 #pragma unroll
@@ -1398,109 +1321,39 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
         const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
         const float2* ys = ms + kTileChunk * HS;
-        // Steps of 4 antennas, or 8 on the TF32 tensor cores (past `rows` the chunk holds
-        // zeros): the step's FP64 tensor-core Gram products are issued first, and the
-        // products of H^H Y run while they are in flight.
+        // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's FP64
+        // tensor-core Gram products are issued first, and the products of H^H Y run while
+        // they are in flight.
         const float2* yrow = ys + grp * YS;
         const float2* wrow = ms + 2 * pair;
-        for (int k0 = 0; k0 < rows; k0 += kStep) {
+        for (int k0 = 0; k0 < rows; k0 += 4) {
             if constexpr (kTensorGram) {
                 // A = H^H: A[user g][antenna t] = conj(H[t][g]); B = H: B[antenna t][user
                 // g] = H[t][g].
 #pragma unroll
-                for (int k4 = 0; k4 < kStep; k4 += 4)
-#pragma unroll
-                    for (int i = 0; i < GTW; ++i)
-                        if (gram_own[i])
-                            cdmma_conj(gre[i],
-                                       gim[i],
-                                       ms[(k0 + k4 + t4) * HS + gram_row[i] + g8],
-                                       ms[(k0 + k4 + t4) * HS + gram_col[i] + g8]);
+                for (int i = 0; i < GTW; ++i)
+                    if (gram_own[i])
+                        cdmma_conj(gre[i],
+                                   gim[i],
+                                   ms[(k0 + t4) * HS + gram_row[i] + g8],
+                                   ms[(k0 + t4) * HS + gram_col[i] + g8]);
             }
-            if constexpr (kTensorHY) {
-                // Tile i of this warp: symbols 16 mb + (g, g + 8), users 8 nb + g. A =
-                // Y^T (A[s][b] = y_s[b]), B = conj(H): Re D = Yr Hr + Yi Hi, Im D = Yi Hr
-                // - Yr Hi. The real part of Y, then the imaginary part, each against
-                // every tile's H (read and split again for the second: fewer registers
-                // live than keeping both). The step's products go into fresh
-                // accumulators that are then added to hy_re/hy_im by FADD: the tensor
-                // cores truncate when they accumulate, which over a whole antenna sum
-                // (6 MMAs per 8 antennas) biases H^H Y (an LLR error of 0.8% at 256
-                // antennas, 256-QAM, on an H100), while 8 antennas at a time stay at the
-                // accuracy of FP32 FFMA sums.
-                float step_re[kHYTiles][4], step_im[kHYTiles][4];
 #pragma unroll
-                for (int i = 0; i < kHYTiles; ++i)
+            for (int b = k0; b < k0 + 4; ++b) {
+                const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
+                const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
 #pragma unroll
-                    for (int c = 0; c < 4; ++c)
-                        step_re[i][c] = step_im[i][c] = 0.0f;
-#pragma unroll
-                for (int part = 0; part < 2; ++part) {
-                    unsigned y_hi[4], y_lo[4];
-#pragma unroll
-                    for (int i = 0; i < kHYTiles; ++i) {
-                        const int tile = warp_in_kg * kHYTiles + i;
-                        const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
-                        if (i == 0 || !kShareY) {
-#pragma unroll
-                            for (int f = 0; f < 4;
-                                 ++f) { // a0..a3: rows g, g + 8; columns t, t + 4
-                                const int srow = mb * 16 + g8 + 8 * (f % 2);
-                                const float2 v =
-                                    (S >= 16 || f % 2 == 0)
-                                        ? ys[srow * YS + k0 + t4 + 4 * (f / 2)]
-                                        : make_float2(0.0f, 0.0f);
-                                const Tf32Split y = split_tf32(part == 0 ? v.x : v.y);
-                                y_hi[f] = y.hi;
-                                y_lo[f] = y.lo;
-                            }
-                        }
-                        unsigned hr_hi[2], hr_lo[2], hi_hi[2], hi_lo[2];
-#pragma unroll
-                        for (int f = 0; f < 2; ++f) { // b0, b1: rows t, t + 4; column g
-                            const float2 h = ms[(k0 + t4 + 4 * f) * HS + nb * 8 + g8];
-                            // -Im H against Re Y (the sign flip is exact)
-                            const Tf32Split re = split_tf32(h.x),
-                                            im = split_tf32(part == 0 ? -h.y : h.y);
-                            hr_hi[f] = re.hi;
-                            hr_lo[f] = re.lo;
-                            hi_hi[f] = im.hi;
-                            hi_lo[f] = im.lo;
-                        }
-                        if (part == 0) { // Re D += Yr Hr, Im D += Yr (-Hi)
-                            mma_3xtf32(step_re[i], y_hi, y_lo, hr_hi, hr_lo);
-                            mma_3xtf32(step_im[i], y_hi, y_lo, hi_hi, hi_lo);
-                        } else { // Re D += Yi Hi, Im D += Yi Hr
-                            mma_3xtf32(step_re[i], y_hi, y_lo, hi_hi, hi_lo);
-                            mma_3xtf32(step_im[i], y_hi, y_lo, hr_hi, hr_lo);
-                        }
-                    }
+                for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+                    const float2 yv = yrow[(G * t) * YS + b];
+                    acc[t][0] = cfmac(w0, yv, acc[t][0]);
+                    acc[t][1] = cfmac(w1, yv, acc[t][1]);
                 }
 #pragma unroll
-                for (int i = 0; i < kHYTiles; ++i)
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) {
-                        hy_re[i][c] += step_re[i][c];
-                        hy_im[i][c] += step_im[i][c];
-                    }
-            } else {
-#pragma unroll
-                for (int b = k0; b < k0 + 4; ++b) {
-                    const float4 w = *reinterpret_cast<const float4*>(wrow + b * HS);
-                    const float2 w0 = make_float2(w.x, w.y), w1 = make_float2(w.z, w.w);
-#pragma unroll
-                    for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                        const float2 yv = yrow[(G * t) * YS + b];
-                        acc[t][0] = cfmac(w0, yv, acc[t][0]);
-                        acc[t][1] = cfmac(w1, yv, acc[t][1]);
-                    }
-#pragma unroll
-                    for (int t = 0; t < kGramT; ++t) {
-                        if (grp + G * t < UP) {
-                            const float2 hv = ms[b * HS + grp + G * t];
-                            gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
-                            gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
-                        }
+                for (int t = 0; t < kGramT; ++t) {
+                    if (grp + G * t < UP) {
+                        const float2 hv = ms[b * HS + grp + G * t];
+                        gacc[t][0] = cfmac(w0, hv, gacc[t][0]);
+                        gacc[t][1] = cfmac(w1, hv, gacc[t][1]);
                     }
                 }
             }
@@ -1526,25 +1379,10 @@ __global__ void __launch_bounds__(256, tile_min_blocks(kIterative, kCompact))
     {
         float2* const z_part = kg == 0 ? zs : kg_smem;
         float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
-        if constexpr (kTensorHY) {
 #pragma unroll
-            for (int i = 0; i < kHYTiles; ++i) {
-                const int tile = warp_in_kg * kHYTiles + i;
-                const int mb = tile / kUserBlocks, nb = tile % kUserBlocks;
-#pragma unroll
-                for (int c = 0; c < 4; ++c) { // D[g + 8 (c / 2)][2t + c % 2]
-                    const int srow = mb * 16 + g8 + 8 * (c / 2);
-                    if (S >= 16 || c < 2)
-                        z_part[srow * (UP + 1) + nb * 8 + 2 * t4 + c % 2] =
-                            make_float2(hy_re[i][c], hy_im[i][c]);
-                }
-            }
-        } else {
-#pragma unroll
-            for (int t = 0; t < kTileSymbolsPerThread; ++t) {
-                z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
-                z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
-            }
+        for (int t = 0; t < kTileSymbolsPerThread; ++t) {
+            z_part[(grp + G * t) * (UP + 1) + 2 * pair] = acc[t][0];
+            z_part[(grp + G * t) * (UP + 1) + 2 * pair + 1] = acc[t][1];
         }
 #pragma unroll
         for (int t = 0; t < kGramT; ++t) {
