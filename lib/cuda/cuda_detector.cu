@@ -250,6 +250,7 @@ struct CudaDetector::Impl {
     unsigned long long* h_bad_samples = nullptr;
 
     DetectorStats stats;
+    bool device_selected = false; // acquire() got as far as cudaSetDevice
 
     Impl(const DetectorConfig& c, const EngineOptions& o)
         : config(c),
@@ -293,6 +294,7 @@ struct CudaDetector::Impl {
                 "CUDA detector: device " + std::to_string(options.device) +
                 " does not exist (" + std::to_string(count) + " found)");
         MIMODET_CUDA_CHECK(cudaSetDevice(options.device));
+        device_selected = true;
         configure_kernels();
         demap = demap_table(constellation);
 
@@ -336,6 +338,10 @@ struct CudaDetector::Impl {
     //! last-error set for the next launch check to report).
     void release() noexcept
     {
+        // Before the device is selected nothing exists; cudaSetDevice on a device that
+        // was refused would only set an error.
+        if (!device_selected)
+            return;
         cudaSetDevice(options.device);
         if (last_use)
             cudaEventSynchronize(last_use);
@@ -376,6 +382,7 @@ struct CudaDetector::Impl {
         d_bad_samples = h_bad_samples = nullptr;
         h_channel = nullptr;
         h_status = h_unusable = nullptr;
+        device_selected = false;
         cudaGetLastError();
     }
 
