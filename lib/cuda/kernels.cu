@@ -1068,10 +1068,13 @@ std::size_t tiled_shared_bytes(int up, const TileShape& t)
 
 /*! S covers the call's symbols (at most kMaxTileSymbols; fused: at least UP) and gives at
  * least a whole warp per k-group ((UP/2) * (S/4) >= 32); one staging buffer when two do
- * not fit kTileSmemLimit; KS splits the antennas while the blocks are small and the
- * antennas and shared memory allow it. */
-TileShape
-tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false)
+ * not fit kTileSmemLimit; KS splits the antennas (split_antennas) while the blocks are
+ * small and the antennas and shared memory allow it. */
+TileShape tile_shape(int up,
+                     std::size_t num_symbols,
+                     int num_antennas,
+                     bool fused = false,
+                     bool split_antennas = true)
 {
     TileShape t{};
     t.symbols = fused ? std::max(min_tile_symbols(up), up) : min_tile_symbols(up);
@@ -1088,7 +1091,7 @@ tile_shape(int up, std::size_t num_symbols, int num_antennas, bool fused = false
         TileShape wider = t;
         wider.kgroups *= 2;
         wider.buffers = staging_buffers(chunks, wider.kgroups);
-        if (wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
+        if (!split_antennas || wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
             base * t.kgroups >= 128 || tiled_shared_bytes(up, wider) > kTileSmemLimit)
             break;
         t = wider;
@@ -1709,7 +1712,7 @@ constexpr int kCompactBlocksPerSm = 4;
 
 template <int UP, bool kIterative, bool kFused = false>
 void launch_tiled(const EqualizeArgs& args,
-                  const TileShape& shape,
+                  const TileShape& given,
                   dim3 grid,
                   cudaStream_t stream,
                   const PrepareArgs& prep = {})
@@ -1720,6 +1723,16 @@ void launch_tiled(const EqualizeArgs& args,
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const bool compact = static_cast<long long>(grid.x) * grid.y >=
                          static_cast<long long>(kCompactBlocksPerSm) * sms;
+    // k-groups shorten a block's antenna loop, which pays when there are few blocks to
+    // hide it; a compact grid has enough, and one k-group spares the split's sums and
+    // the k-group tests (H100, NR slot 64x16 cg / cr / chol 92.1 / 101.0 / 92.0 -> 76.7 /
+    // 81.8 / 86.6 us, 128x16 136.5 / 150.4 / 135.9 -> 111.0 / 116.5 / 118.8; li2015
+    // 128x16 N8..N32, 128 blocks, 10-40% slower with one k-group). Same S, so the grid
+    // stays.
+    const TileShape shape =
+        compact && given.kgroups > 1
+            ? tile_shape(UP, given.symbols, args.num_antennas, kFused, false)
+            : given;
     with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
