@@ -76,21 +76,25 @@ def emulate(A, Z, U, UP, S, kgroups, iters):
     for (tid, t), d in st.items():
         kg, pair, grp = ids(tid); X[grp + G * t, 2*pair:2*pair+2] = d['x']
     return X[:, :U]
-worst = 0
-for UP, S in ((16, 16), (16, 64), (8, 32), (32, 8), (32, 16)):
-    for U in sorted({UP, UP - 3, max(1, UP // 2 + 1)}):
-        for kgroups in (1, 2, 4):
-            B = 2 * U + 5
-            H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
-            A = H.conj().T @ H + 0.1 * np.eye(U)
-            Z = (rng.standard_normal((S, U)) + 1j * rng.standard_normal((S, U)))
-            X = emulate(A, Z, U, UP, S, kgroups, 3)
-            for s in range(S):
-                ref = reference(A, Z[s], 3)
-                err = np.abs(X[s] - ref).max() / max(np.abs(ref).max(), 1e-30)
-                worst = max(worst, err)
-                assert err < 1e-3, (UP, S, U, kgroups, s, err)
-print("tiled CG emulation matches a float64 CG per symbol; worst relative error", worst)
+def check(name, emulate_fn, reference_fn, shapes, users):
+    """emulate_fn against reference_fn per symbol, over tile shapes, user counts and k-groups."""
+    worst = 0
+    for UP, S in shapes:
+        for U in sorted(users(UP)):
+            for kgroups in (1, 2, 4):
+                B = 2 * U + 5
+                H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
+                A = H.conj().T @ H + 0.1 * np.eye(U)
+                Z = (rng.standard_normal((S, U)) + 1j * rng.standard_normal((S, U)))
+                X = emulate_fn(A, Z, U, UP, S, kgroups, 3)
+                for s in range(S):
+                    ref = reference_fn(A, Z[s], 3)
+                    err = np.abs(X[s] - ref).max() / max(np.abs(ref).max(), 1e-30)
+                    worst = max(worst, err)
+                    assert err < 1e-3, (name, UP, S, U, kgroups, s, err)
+    print(f"tiled {name} emulation matches a float64 {name} per symbol; worst relative error", worst)
+check("CG", emulate, reference, ((16, 16), (16, 64), (8, 32), (32, 8), (32, 16)),
+      lambda UP: {UP, UP - 3, max(1, UP // 2 + 1)})
 
 # CR (broumas2023; iterate()'s CR): r kept in the shared rows, p, e, m, x per thread.
 def reference_cr(A, z, iters):
@@ -157,18 +161,5 @@ def emulate_cr(A, Z, U, UP, S, kgroups, iters):
     for tid, t in own:
         s, pair = rows(tid, t); X[s, 2*pair:2*pair+2] = st[tid, t]['x']
     return X[:, :U]
-worst = 0
-for UP, S in ((16, 16), (16, 64), (8, 32), (32, 8)):
-    for U in sorted({UP, UP - 3}):
-        for kgroups in (1, 2, 4):
-            B = 2 * U + 5
-            H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
-            A = H.conj().T @ H + 0.1 * np.eye(U)
-            Z = (rng.standard_normal((S, U)) + 1j * rng.standard_normal((S, U)))
-            X = emulate_cr(A, Z, U, UP, S, kgroups, 3)
-            for s in range(S):
-                ref = reference_cr(A, Z[s], 3)
-                err = np.abs(X[s] - ref).max() / max(np.abs(ref).max(), 1e-30)
-                worst = max(worst, err)
-                assert err < 1e-3, (UP, S, U, kgroups, s, err)
-print("tiled CR emulation matches a float64 CR per symbol; worst relative error", worst)
+check("CR", emulate_cr, reference_cr, ((16, 16), (16, 64), (8, 32), (32, 8)),
+      lambda UP: {UP, UP - 3})
