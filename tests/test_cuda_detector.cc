@@ -469,66 +469,95 @@ TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
         }
 }
 
+namespace {
+
+//! Through the device API, the first detect call on the channel of frame c (bad
+//! subcarrier 2, user 3 dead on subcarrier 6, no user on 8, a bad y on 9) and a second
+//! call on the channel it prepared, against the CPU.
+void expect_first_call_prepares_the_channel(const Case& c)
+{
+    Frame f = frame_of(c, 91);
+    const Dims d = config_of(c, Backend::cpu).dims();
+    f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
+    for (std::size_t b = 0; b < d.num_antennas; ++b) {
+        f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
+        for (std::size_t u = 0; u < d.num_users; ++u)
+            f.h[d.channel_index(8, b, u)] = cf32(0.0f, 0.0f); // none on sc 8
+    }
+    f.y[(c.nsym - 1) * d.rx_items() + d.rx_index(9, 4)] = cf32(INFINITY, 0.0f);
+    auto cpu = make_detector(config_of(c, Backend::cpu));
+    const Outputs r = run(*cpu, f, c.nsym);
+    cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+    cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false),
+        dx(r.x_hat.size(), false);
+    cuda::Buffer<float> dllr(r.llr.size(), false);
+    cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
+    cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
+    const std::string what = describe(c);
+    auto detect = [&]() {
+        Outputs g;
+        g.llr.assign(r.llr.size(), NAN);
+        g.x_hat.assign(r.x_hat.size(), cf32(NAN, NAN));
+        cuda::copy_to_device(dllr.get(), g.llr.data(), dllr.bytes()); // poisoned
+        cuda::copy_to_device(dx.get(), g.x_hat.data(), dx.bytes());
+        gpu.detect_device(dy.get(), c.nsym, dllr.get(), dx.get());
+        gpu.synchronize();
+        cuda::copy_to_host(g.llr.data(), dllr.get(), dllr.bytes());
+        cuda::copy_to_host(g.x_hat.data(), dx.get(), dx.bytes());
+        return g;
+    };
+    gpu.set_channel_device(dh.get(), f.n0);
+    EXPECT_FALSE(gpu.matrix_formed()) << what;
+    const Outputs fused = detect();
+    EXPECT_TRUE(gpu.matrix_formed()) << what;
+    const Outputs prepared = detect();
+    for (const Outputs* g : { &fused, &prepared }) {
+        const std::string which = what + (g == &fused ? " fused" : " prepared");
+        for (std::size_t i = 0; i < g->llr.size(); ++i)
+            ASSERT_EQ(g->llr[i] == 0.0f, r.llr[i] == 0.0f) << which << ": LLR " << i;
+        expect_close(*g, r, which);
+    }
+}
+
+} // namespace
+
 TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
 {
     // Through the device API the first detect call on a channel prepares it: calls of
     // 3..64 symbols inside the equalize kernel (fused; chol/zf for up to 16 users), else
     // with the prepare kernel; later calls use what it left. Against the CPU for every
-    // mode, with bad
-    // subcarriers, a dead user, a bad y and U not a power of two, for the first call and
-    // the second (prepared channel).
+    // mode, with bad subcarriers, a dead user, a bad y and U not a power of two, for the
+    // first call and the second (prepared channel).
     SKIP_WITHOUT_GPU();
     for (auto mode :
          { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr, DetectorMode::zf })
-        for (const Case& shape :
+        for (const Case& c :
              { Case{ 128, 16, 64, 14, Modulation::qam16, mode, 3, 12.0, 0.0 },
                Case{ 64, 32, 40, 33, Modulation::qam64, mode, 3, 18.0, 0.0 },
                Case{ 20, 6, 24, 5, Modulation::qpsk, mode, 2, 10.0, 0.0 },
-               Case{ 256, 8, 16, 64, Modulation::qam256, mode, 3, 25.0, 0.0 } }) {
-            const Case& c = shape;
-            Frame f = frame_of(c, 91);
-            const Dims d = config_of(c, Backend::cpu).dims();
-            f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
-            for (std::size_t b = 0; b < d.num_antennas; ++b) {
-                f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
-                for (std::size_t u = 0; u < d.num_users; ++u)
-                    f.h[d.channel_index(8, b, u)] = cf32(0.0f, 0.0f); // none on sc 8
-            }
-            f.y[(c.nsym - 1) * d.rx_items() + d.rx_index(9, 4)] = cf32(INFINITY, 0.0f);
-            auto cpu = make_detector(config_of(c, Backend::cpu));
-            const Outputs r = run(*cpu, f, c.nsym);
-            cuda::CudaDetector gpu(config_of(c, Backend::cuda));
-            cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false),
-                dx(r.x_hat.size(), false);
-            cuda::Buffer<float> dllr(r.llr.size(), false);
-            cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
-            cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
-            const std::string what = describe(c);
-            auto detect = [&]() {
-                Outputs g;
-                g.llr.assign(r.llr.size(), NAN);
-                g.x_hat.assign(r.x_hat.size(), cf32(NAN, NAN));
-                cuda::copy_to_device(dllr.get(), g.llr.data(), dllr.bytes()); // poisoned
-                cuda::copy_to_device(dx.get(), g.x_hat.data(), dx.bytes());
-                gpu.detect_device(dy.get(), c.nsym, dllr.get(), dx.get());
-                gpu.synchronize();
-                cuda::copy_to_host(g.llr.data(), dllr.get(), dllr.bytes());
-                cuda::copy_to_host(g.x_hat.data(), dx.get(), dx.bytes());
-                return g;
-            };
-            gpu.set_channel_device(dh.get(), f.n0);
-            EXPECT_FALSE(gpu.matrix_formed()) << what;
-            const Outputs fused = detect();
-            EXPECT_TRUE(gpu.matrix_formed()) << what;
-            const Outputs prepared = detect();
-            for (const Outputs* g : { &fused, &prepared }) {
-                const std::string which = what + (g == &fused ? " fused" : " prepared");
-                for (std::size_t i = 0; i < g->llr.size(); ++i)
-                    ASSERT_EQ(g->llr[i] == 0.0f, r.llr[i] == 0.0f)
-                        << which << ": LLR " << i;
-                expect_close(*g, r, which);
-            }
-        }
+               Case{ 256, 8, 16, 64, Modulation::qam256, mode, 3, 25.0, 0.0 } })
+            expect_first_call_prepares_the_channel(c);
+}
+
+TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
+{
+    // Grids of 4 or more blocks per SM take the compact kernels, whose chol/zf tiles of
+    // 16 symbols or fewer stage 16 antennas at a time (the NR slot's shapes; for 32
+    // users the prepared calls' 8-symbol tiles), cg/cr 32: whole and partial chunks of
+    // antennas, odd U and B (8-byte copies), every mode.
+    SKIP_WITHOUT_GPU();
+    int sms = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+              cudaSuccess);
+    const std::size_t nsc = 4 * static_cast<std::size_t>(sms) + 17;
+    for (auto mode :
+         { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr, DetectorMode::zf })
+        for (const Case& c :
+             { Case{ 64, 16, nsc, 14, Modulation::qam16, mode, 3, 12.0, 0.0 },
+               Case{ 61, 13, nsc, 9, Modulation::qam64, mode, 3, 18.0, 0.0 },
+               Case{ 64, 32, nsc, 8, Modulation::qam16, mode, 3, 15.0, 0.0 },
+               Case{ 40, 8, 2 * nsc, 4, Modulation::qpsk, mode, 2, 8.0, 0.0 } })
+            expect_first_call_prepares_the_channel(c);
 }
 
 TEST(CudaDetector, SteadyStateAllocatesNoDeviceMemory)

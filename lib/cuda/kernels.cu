@@ -448,31 +448,43 @@ __device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
     }
 }
 
-/*! M^-1 (the whole block) by Gauss-Jordan elimination without pivoting, M being
- * Hermitian positive definite: m holds M in its U x U part (identity past it) on entry
- * and M^-1 (zeros past U) on success; `other` ([UP][UP + 1]) is scratch. Step k turns
- * column k into e_k and builds column k of the inverse in its place, every entry updated
- * at once: a dependent chain of one multiply-add per step instead of the chains of about
- * UP^2 / 2 of a Cholesky factorization and its two triangular solves per column, whose
- * registers cost the fused kernel its occupancy. Each thread keeps its entries in
- * registers (column tid % UP, rows tid / UP + (threads / UP) e) and the step's pivot row
- * and column are published in shared memory, alternating between two buffers, so that a
- * step takes one barrier and two shared-memory reads per entry. The pivots are those of
- * the Cholesky factorization (the same Schur complements), so a pivot below min_pivot or
- * not finite fails the same way; the result is uniform across the block. Every thread of
- * the block must call it; threads: a multiple of UP, at least 32. */
-template <int UP>
+//! Shared scratch of invert_in_place: two pivot rows and columns, [2][row, column][UP].
+__host__ __device__ constexpr int invert_scratch_items(int up) { return 4 * up; }
+
+/*! (G + load I)^-1 (the whole block) by Gauss-Jordan elimination without pivoting, the
+ * matrix being Hermitian positive definite: m holds G in its U x U part on entry (the
+ * identity is taken past it) and the inverse (zeros past U) on success; on failure m
+ * still holds G, for a retry under another load. `published` (invert_scratch_items) is
+ * scratch. Step k turns column k into e_k and builds column k of the inverse in its
+ * place, every entry updated at once: a dependent chain of one multiply-add per step
+ * instead of the chains of about UP^2 / 2 of a Cholesky factorization and its two
+ * triangular solves per column, whose registers cost the fused kernel its occupancy.
+ * Each thread keeps its entries in registers (column tid % UP, rows tid / UP + (threads
+ * / UP) e) and the step's pivot row and column are published in shared memory,
+ * alternating between two buffers, so that a step takes one barrier and two
+ * shared-memory reads per entry. The pivots are those of the Cholesky factorization (the
+ * same Schur complements), so a pivot below min_pivot or not finite fails the same way;
+ * the result is uniform across the block. Every thread of the block must call it;
+ * threads: a multiple of UP, at least 32. kThreads: the block's threads when the caller
+ * knows them at compile time (0 otherwise), so that the rows of each entry and the tests
+ * on them fold into constants. */
+template <int UP, int kThreads = 0>
 __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
-                                                float2 (*other)[UP + 1],
+                                                float2* published,
                                                 int U,
+                                                float load,
                                                 float min_pivot,
                                                 int tid,
-                                                int threads)
+                                                int block_threads)
 {
-    static_assert(4 * UP <= UP * (UP + 1), "two pivot rows and columns fit `other`");
-    constexpr int kPerThread = (UP * UP + 31) / 32; // entries per thread, at most
+    static_assert(kThreads == 0 || (kThreads % UP == 0 && kThreads >= 32),
+                  "invert_in_place: threads a multiple of UP, at least 32");
+    constexpr int kPerThread =
+        (UP * UP + (kThreads ? kThreads : 32) - 1) / (kThreads ? kThreads : 32);
+    const int threads = kThreads ? kThreads : block_threads;
     const int j = tid % UP, row_step = threads / UP;
-    float2* const published = &other[0][0]; // [2][row k, column k][UP]
+    if (kThreads)
+        __builtin_assume(tid < kThreads);
     float2 v[kPerThread];
     auto row_of = [&](int e) { return tid / UP + row_step * e; };
     auto publish = [&](int k, int e, float2 value) {
@@ -485,7 +497,10 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
 #pragma unroll
     for (int e = 0; e < kPerThread; ++e)
         if (row_of(e) < UP) {
-            v[e] = m[row_of(e)][j];
+            const int i = row_of(e);
+            v[e] = (i < U && j < U) ? m[i][j] : make_float2(i == j ? 1.0f : 0.0f, 0.0f);
+            if (i == j && i < U)
+                v[e].x += load;
             publish(0, e, v[e]);
         }
     __syncthreads();
@@ -525,24 +540,21 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
 }
 
 /*! chol/zf channel state of subcarrier sc by the whole block (the fused kernel), as
- * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success;
- * g keeps G for the retry under loading and work is the inversion's other buffer (both
- * [UP][UP + 1] scratch); scalars (2 floats) pass the gains from warp 0 to the block.
- * Every thread of the block must call it. Returns whether the channel is usable, on the
- * first warp's lanes. */
-template <int UP>
+ * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success
+ * (a failed attempt leaves G there for the retry under loading); work is the inversion's
+ * scratch (invert_scratch_items); scalars (2 floats) pass the gains from warp 0 to the
+ * block; kThreads as for invert_in_place. Every thread of the block must call it.
+ * Returns whether the channel is usable, on the first warp's lanes. */
+template <int UP, int kThreads = 0>
 __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
                                                      int sc,
                                                      float2 (*a)[UP + 1],
-                                                     float2 (*g)[UP + 1],
-                                                     float2 (*work)[UP + 1],
+                                                     float2* work,
                                                      float* scalars,
                                                      int tid,
                                                      int threads)
 {
     const int U = p.num_users;
-    for (int idx = tid; idx < UP * UP; idx += threads)
-        g[idx / UP][idx % UP] = a[idx / UP][idx % UP];
     float own_gain = 0.0f;
     if (tid < 32) {
         own_gain = tid < U ? a[tid][tid].x : 0.0f;
@@ -564,17 +576,8 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
         load = channel_load(p, attempt, gain_sum);
         regularized = attempt == 1;
-        for (int idx = tid; idx < UP * UP; idx += threads) {
-            const int i = idx / UP, j = idx % UP;
-            float2 v =
-                (i < U && j < U) ? g[i][j] : make_float2(i == j ? 1.0f : 0.0f, 0.0f);
-            if (i == j && i < U)
-                v.x += load;
-            a[i][j] = v;
-        }
-        __syncthreads();
-        factored = invert_in_place<UP>(
-            a, work, U, kMinPivotRatio * (max_gain + load), tid, threads);
+        factored = invert_in_place<UP, kThreads>(
+            a, work, U, load, kMinPivotRatio * (max_gain + load), tid, threads);
         __syncthreads(); // a failed attempt's reads are done before the next one writes
     }
     if (tid >= 32)
@@ -981,7 +984,6 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
  * all demap from the registers. H is finite on a usable subcarrier, so a symbol's
  * products are finite exactly when its y is: NaN/Inf in y is found from the results
  * instead of testing every sample. */
-constexpr int kTileChunk = 32; //!< antennas per staged chunk
 constexpr int kTileSymbolsPerThread = 4;
 constexpr int kMaxTileSymbols = 64;
 constexpr int kMaxKGroups = 4;
@@ -994,6 +996,17 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
     return 256 / up > 8 ? 256 / up : 8;
 }
 
+/*! Antennas per staged chunk: 32, or 16 for chol/zf's small tiles (16 symbols or fewer)
+ * on compact grids. There a block is a warp or two and its shared memory, not its
+ * registers, limits the blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits
+ * 25 per SM, the register limit and one wave on 132 SMs, with chunks of 16 instead of
+ * 21 with 32. H100, same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 / 113.0
+ * us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us). */
+__host__ __device__ constexpr int tile_chunk(int symbols, bool compact, bool iterative)
+{
+    return compact && !iterative && symbols <= 16 ? 16 : 32;
+}
+
 /* Row strides (in complex values) of the staged chunks. H: 4 more than a row (16 bytes,
  * so the pair loads stay aligned; modulo 16 values, 4 or 12), so that the tensor-core
  * fragments, lane (g, t) reading row t at column g, hit distinct banks in each
@@ -1001,16 +1014,39 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
  * copied 16 bytes at a time; the H^H Y loop reads 2, 4 or 8 rows at once, at most
  * two-way conflicting. UP = 4: one more, its warps read 16 rows at once. */
 __host__ __device__ constexpr int tile_h_stride(int up) { return up + 4; }
-__host__ __device__ constexpr int tile_y_stride(int up)
+__host__ __device__ constexpr int tile_y_stride(int up, int chunk)
 {
-    return up >= 8 ? kTileChunk + 4 : kTileChunk + 1;
+    return up >= 8 ? chunk + 4 : chunk + 1;
 }
 
-//! One staging buffer: the chunk of H [kTileChunk][UP + 4] and the received chunk
-//! [S][tile_y_stride]; each k-group has two when it takes several chunks, one otherwise.
-__host__ __device__ constexpr int tile_buffer_items(int up, int symbols)
+/*! Whether A [UP][UP + 1] lives in k-group 0's staging (formed there after the antenna
+ * loop) rather than after the staging buffers: fused chol/zf, whose inversion takes the
+ * block. (Fused cg/cr keep it after the buffers: in staging it let more blocks share an
+ * SM and left less L1 for their spills, H100 NR slot 64x16 cr 81.9 -> 85.9 us.) */
+__host__ __device__ constexpr bool tile_a_in_staging(bool fused, bool iterative)
 {
-    return kTileChunk * tile_h_stride(up) + symbols * tile_y_stride(up);
+    return fused && !iterative;
+}
+
+/*! After the antenna loop the start of k-group 0's staging holds zs, H^H Y [S][UP + 1],
+ * then (tile_a_in_staging) A and the inversion's scratch; the other k-groups' parts of
+ * H^H Y (and, fused, of G [UP][UP + 1]) go at the start of their own buffers. */
+__host__ __device__ constexpr int
+tile_scratch_items(int up, int symbols, bool fused, bool iterative)
+{
+    return symbols * (up + 1) + (fused ? up * (up + 1) : 0) +
+           (tile_a_in_staging(fused, iterative) ? invert_scratch_items(up) : 0);
+}
+
+//! One staging buffer: the chunk of H [chunk][UP + 4] and the received chunk
+//! [S][tile_y_stride], at least the scratch above; each k-group has two when it takes
+//! several chunks, one otherwise.
+__host__ __device__ constexpr int
+tile_buffer_items(int up, int symbols, int chunk, bool fused, bool iterative)
+{
+    const int staging = chunk * tile_h_stride(up) + symbols * tile_y_stride(up, chunk);
+    const int scratch = tile_scratch_items(up, symbols, fused, iterative);
+    return staging > scratch ? staging : scratch;
 }
 
 /* The fused kernel's Gram matrix on the FP64 tensor cores (sm_80, sm_90: DMMA,
@@ -1049,40 +1085,50 @@ cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
 }
 
 struct TileShape {
-    int symbols; //!< S: a power of two, at most kMaxTileSymbols
-    int kgroups; //!< KS: 1, 2 or 4
-    int buffers; //!< staging buffers per k-group: 2 (double-buffered) or 1 (one chunk)
-    int threads; //!< (UP / 2) * (S / 4) * KS
+    int symbols;    //!< S: a power of two, at most kMaxTileSymbols
+    int kgroups;    //!< KS: 1, 2 or 4
+    int buffers;    //!< staging buffers per k-group: 2 (double-buffered) or 1 (one chunk)
+    int threads;    //!< (UP / 2) * (S / 4) * KS
+    int chunk;      //!< antennas per staged chunk (tile_chunk)
+    bool fused;     //!< the channel prepared in the kernel (G formed with H^H Y)
+    bool iterative; //!< cg/cr
 };
 
 //! Double buffering only pays when a k-group takes more than one chunk.
 int staging_buffers(int chunks, int kgroups) { return chunks > kgroups ? 2 : 1; }
 
-//! The staging buffers, then A^-1 or A [UP][UP + 1].
+//! The staging buffers, then (unless tile_a_in_staging) A^-1 or A [UP][UP + 1].
 std::size_t tiled_shared_bytes(int up, const TileShape& t)
 {
-    return sizeof(float2) * (static_cast<std::size_t>(t.kgroups) * t.buffers *
-                                 tile_buffer_items(up, t.symbols) +
-                             static_cast<std::size_t>(up) * (up + 1));
+    const bool a_in_staging = tile_a_in_staging(t.fused, t.iterative);
+    return sizeof(float2) *
+           (static_cast<std::size_t>(t.kgroups) * t.buffers *
+                tile_buffer_items(up, t.symbols, t.chunk, t.fused, t.iterative) +
+            (a_in_staging ? 0 : static_cast<std::size_t>(up) * (up + 1)));
 }
 
 /*! S covers the call's symbols (at most kMaxTileSymbols; fused: at least UP) and gives at
  * least a whole warp per k-group ((UP/2) * (S/4) >= 32); one staging buffer when two do
- * not fit kTileSmemLimit; KS splits the antennas (split_antennas) while the blocks are
- * small and the antennas and shared memory allow it. */
+ * not fit kTileSmemLimit; KS splits the antennas (not on compact grids, whose blocks are
+ * enough to hide the loop) while the blocks are small and the antennas and shared memory
+ * allow it. */
 TileShape tile_shape(int up,
                      std::size_t num_symbols,
                      int num_antennas,
+                     bool iterative,
                      bool fused = false,
-                     bool split_antennas = true)
+                     bool compact = false)
 {
     TileShape t{};
     t.symbols = fused ? std::max(min_tile_symbols(up), up) : min_tile_symbols(up);
     while (t.symbols < kMaxTileSymbols &&
            static_cast<std::size_t>(t.symbols) < num_symbols)
         t.symbols *= 2;
+    t.chunk = tile_chunk(t.symbols, compact, iterative);
+    t.fused = fused;
+    t.iterative = iterative;
     const int base = (up / 2) * (t.symbols / kTileSymbolsPerThread);
-    const int chunks = (num_antennas + kTileChunk - 1) / kTileChunk;
+    const int chunks = (num_antennas + t.chunk - 1) / t.chunk;
     t.kgroups = 1;
     t.buffers = staging_buffers(chunks, t.kgroups);
     if (tiled_shared_bytes(up, t) > kTileSmemLimit)
@@ -1091,7 +1137,7 @@ TileShape tile_shape(int up,
         TileShape wider = t;
         wider.kgroups *= 2;
         wider.buffers = staging_buffers(chunks, wider.kgroups);
-        if (!split_antennas || wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
+        if (compact || wider.kgroups > kMaxKGroups || wider.kgroups > chunks ||
             base * t.kgroups >= 128 || tiled_shared_bytes(up, wider) > kTileSmemLimit)
             break;
         t = wider;
@@ -1133,7 +1179,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
                   "invert_in_place: the block's threads are a multiple of UP");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
     float2* const smem = reinterpret_cast<float2*>(tile_smem);
-    __shared__ int bad_symbol[kMaxTileSymbols];
+    __shared__ int bad_symbol[S];
     __shared__ float channel_scalars[2]; // kFused chol/zf: the gains, to the whole block
     __shared__ int channel_usable; // kFused: from the first warp, to the whole block
 
@@ -1150,9 +1196,14 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
     const int count =
         static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
     constexpr bool iterative = kIterative;
-    constexpr int buffer_items = tile_buffer_items(UP, S);
+    constexpr int C = tile_chunk(S, kCompact, kIterative); // antennas per staged chunk
+    constexpr int buffer_items = tile_buffer_items(UP, S, C, kFused, kIterative);
     float2* const kg_smem = smem + kg * buffers * buffer_items; // this k-group's buffers
-    float2* a_s = smem + kgroups * buffers * buffer_items;      // [UP][UP + 1]
+    // A^-1 or A [UP][UP + 1]: after the buffers, or (tile_a_in_staging, formed after the
+    // antenna loop) in k-group 0's staging after zs (tile_scratch_items).
+    constexpr bool kAInStaging = tile_a_in_staging(kFused, kIterative);
+    float2* const a_s =
+        kAInStaging ? smem + S * (UP + 1) : smem + kgroups * buffers * buffer_items;
     auto y_at = [&](int s) { return p.y + ((s0 + s) * nsc + sc) * B; };
     auto llr_at = [&](int s) {
         return p.llr + ((s0 + s) * nsc + sc) * U * static_cast<std::size_t>(Q);
@@ -1189,9 +1240,9 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
         }
     }
     const float2* mat = p.h + static_cast<std::size_t>(sc) * B * U;
-    const int chunks = (B + kTileChunk - 1) / kTileChunk;
+    const int chunks = (B + C - 1) / C;
     const int rounds = (chunks + kgroups - 1) / kgroups;
-    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride(UP);
+    constexpr int HS = tile_h_stride(UP), YS = tile_y_stride(UP, C);
     /* The copies of a chunk. Pairs of values (16 bytes) where every address allows it:
      * even U (H) or even B and an even y stride (y), and 16-byte aligned arrays. Thread
      * (pair, grp) then copies users 2 pair, 2 pair + 1 of H rows grp + G k, and the 16
@@ -1200,18 +1251,18 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
      * time. */
     const bool h_pairs = U % 2 == 0 && aligned16(p.h);
     const bool y_pairs = YS % 2 == 0 && B % 2 == 0 && aligned16(p.y);
-    constexpr int kHRowsPerThread = kTileChunk / G;
-    constexpr int kYRowStep = base / (kTileChunk / 2), kYRowsPerThread = S / kYRowStep;
-    static_assert(base % (kTileChunk / 2) == 0 && S % kYRowStep == 0,
+    constexpr int kHRowsPerThread = C / G;
+    constexpr int kYRowStep = base / (C / 2), kYRowsPerThread = S / kYRowStep;
+    static_assert(C % G == 0 && base % (C / 2) == 0 && S % kYRowStep == 0,
                   "the y pairs of a chunk spread evenly over the k-group");
-    const int y_col = 2 * (local % (kTileChunk / 2)), y_row = local / (kTileChunk / 2);
+    const int y_col = 2 * (local % (C / 2)), y_row = local / (C / 2);
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers (past
     // the last chunk, or past B, U or the call's symbols: zeros).
     auto stage = [&](int r) {
-        const int chunk = r * kgroups + kg, b0 = chunk * kTileChunk;
-        const int rows = chunk < chunks ? min(kTileChunk, B - b0) : 0;
+        const int chunk = r * kgroups + kg, b0 = chunk * C;
+        const int rows = chunk < chunks ? min(C, B - b0) : 0;
         float2* ms = kg_smem + (r % buffers) * buffer_items;
-        float2* ys = ms + kTileChunk * HS;
+        float2* ys = ms + C * HS;
         if (h_pairs) {
             const bool user_ok = 2 * pair < U;
             const float2* src = mat + (b0 + grp) * U + 2 * pair;
@@ -1223,7 +1274,7 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
                 src += G * U;
             }
         } else {
-            for (int idx = local; idx < kTileChunk * UP; idx += base) {
+            for (int idx = local; idx < C * UP; idx += base) {
                 const int row = idx / UP, u = idx % UP;
                 const bool valid = row < rows && u < U;
                 copy_async8(
@@ -1243,8 +1294,8 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
                 src += y_row_step;
             }
         } else {
-            for (int idx = local; idx < S * kTileChunk; idx += base) {
-                const int s = idx / kTileChunk, b = idx % kTileChunk;
+            for (int idx = local; idx < S * C; idx += base) {
+                const int s = idx / C, b = idx % C;
                 const bool valid = s < count && b < rows;
                 copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
             }
@@ -1321,9 +1372,9 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
         }
         __syncthreads(); // ... and everyone's
         const int chunk = r * kgroups + kg;
-        const int rows = chunk < chunks ? min(kTileChunk, B - chunk * kTileChunk) : 0;
+        const int rows = chunk < chunks ? min(C, B - chunk * C) : 0;
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
-        const float2* ys = ms + kTileChunk * HS;
+        const float2* ys = ms + C * HS;
         // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's FP64
         // tensor-core Gram products are issued first, and the products of H^H Y run while
         // they are in flight.
@@ -1367,18 +1418,13 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
     }
 
     // The k-group sums: k-group 0 writes its part of H^H Y straight into zs [S][UP + 1]
-    // (and kFused, G into a_s), the others into their consumed buffers; then they are
-    // added in k-group order (deterministic). zs and the scratch of finish_channel_block
-    // go at the start of k-group 0's buffers.
-    // zs, and kFused the parts of G or (chol/zf) the two [UP][UP + 1] buffers of
-    // finish_channel_block after it, within one staging buffer.
-    static_assert(S * (UP + 1) + (kFused ? (kIterative ? 1 : 2) * UP * (UP + 1) : 0) <=
-                      tile_buffer_items(UP, S),
+    // (and kFused, G into a_s), the others into their consumed buffers (the same layout,
+    // tile_scratch_items); then they are added in k-group order (deterministic).
+    static_assert(tile_scratch_items(UP, S, kFused, kIterative) <= buffer_items,
                   "the k-group sums and the scratch fit one buffer");
     float2* const zs = smem; // [S][UP + 1]
-    // fused chol/zf: the copy of G and the inversion's other buffer, [UP][UP + 1] each
-    float2* const g_copy = smem + S * (UP + 1);
-    float2* const g_work = g_copy + UP * (UP + 1);
+    // fused chol/zf: the inversion's scratch, after A
+    float2* const invert_work = smem + S * (UP + 1) + UP * (UP + 1);
     {
         float2* const z_part = kg == 0 ? zs : kg_smem;
         float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
@@ -1451,14 +1497,16 @@ __global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
                                              nullptr,
                                              tid);
         } else {
-            usable = finish_channel_block<UP>(prep,
-                                              sc,
-                                              reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                              reinterpret_cast<float2(*)[UP + 1]>(g_copy),
-                                              reinterpret_cast<float2(*)[UP + 1]>(g_work),
-                                              channel_scalars,
-                                              tid,
-                                              threads);
+            // compact grids: one k-group (tile_shape), so the block is `base` threads
+            usable = finish_channel_block < UP,
+            kCompact ? base
+                     : 0 > (prep,
+                            sc,
+                            reinterpret_cast<float2(*)[UP + 1]>(a_s),
+                            invert_work,
+                            channel_scalars,
+                            tid,
+                            threads);
         }
         if (tid == 0)
             channel_usable = usable;
@@ -1727,11 +1775,11 @@ void launch_tiled(const EqualizeArgs& args,
     // hide it; a compact grid has enough, and one k-group spares the split's sums and
     // the k-group tests (H100, NR slot 64x16 cg / cr / chol 92.1 / 101.0 / 92.0 -> 76.7 /
     // 81.8 / 86.6 us, 128x16 136.5 / 150.4 / 135.9 -> 111.0 / 116.5 / 118.8; li2015
-    // 128x16 N8..N32, 128 blocks, 10-40% slower with one k-group). Same S, so the grid
-    // stays.
+    // 128x16 N8..N32, 128 blocks, 10-40% slower with one k-group). Compact grids of small
+    // tiles also stage smaller chunks (tile_chunk). Same S, so the grid stays.
     const TileShape shape =
-        compact && given.kgroups > 1
-            ? tile_shape(UP, given.symbols, args.num_antennas, kFused, false)
+        compact
+            ? tile_shape(UP, given.symbols, args.num_antennas, kIterative, kFused, true)
             : given;
     with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
@@ -1751,6 +1799,8 @@ void launch_tiled(const EqualizeArgs& args,
             if (waves_with(single) < waves_with(shape))
                 chosen = single;
         }
+        if (compact && chosen.kgroups != 1) // the compact kernels count on one k-group
+            throw std::logic_error("launch_tiled: several k-groups on a compact grid");
         kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
             args, prep, chosen.kgroups, chosen.buffers);
     });
@@ -1817,7 +1867,8 @@ void launch_equalize_for(const EqualizeArgs& args, cudaStream_t stream)
     // A block per subcarrier and tile of symbols; grid.y is limited to 65535, so long
     // calls are cut into slices.
     const bool iterative = args.mode == KernelMode::cg || args.mode == KernelMode::cr;
-    const TileShape shape = tile_shape(UP, args.num_symbols, args.num_antennas);
+    const TileShape shape =
+        tile_shape(UP, args.num_symbols, args.num_antennas, iterative);
     const std::size_t max_slice = static_cast<std::size_t>(shape.symbols) * 65535;
     const std::size_t nsc = static_cast<std::size_t>(args.num_subcarriers);
     for (std::size_t first = 0; first < args.num_symbols; first += max_slice) {
@@ -1925,9 +1976,11 @@ void launch_fused_for(const EqualizeArgs& args,
                       const PrepareArgs& prep,
                       cudaStream_t stream)
 {
-    const TileShape shape = tile_shape(UP, args.num_symbols, args.num_antennas, true);
+    const bool iterative = args.mode == KernelMode::cg || args.mode == KernelMode::cr;
+    const TileShape shape =
+        tile_shape(UP, args.num_symbols, args.num_antennas, iterative, true);
     const dim3 grid(args.num_subcarriers, 1);
-    if (args.mode == KernelMode::cg || args.mode == KernelMode::cr)
+    if (iterative)
         launch_tiled<UP, true, true>(args, shape, grid, stream, prep);
     else if constexpr (fused_direct_supported(UP))
         launch_tiled<UP, false, true>(args, shape, grid, stream, prep);
