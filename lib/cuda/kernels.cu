@@ -1000,8 +1000,9 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
  * on compact grids. There a block is a warp or two and its shared memory, not its
  * registers, limits the blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits
  * 25 per SM, the register limit and one wave on 132 SMs, with chunks of 16 instead of
- * 21 with 32. H100, same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 / 113.0
- * us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us). */
+ * 17 with 32 (A after the buffers) or 21 (A in them). H100, with A in the staging too,
+ * against neither in the same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 /
+ * 113.0 us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us). */
 __host__ __device__ constexpr int tile_chunk(int symbols, bool compact, bool iterative)
 {
     return compact && !iterative && symbols <= 16 ? 16 : 32;
