@@ -999,8 +999,8 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
 /*! Antennas per staged chunk: 32, or 16 for chol/zf's small tiles (16 symbols or fewer)
  * on compact grids. There a block is a warp or two and its shared memory, not its
  * registers, limits the blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits
- * 25 per SM, the register limit and one wave on 132 SMs, with chunks of 16 instead of
- * 17 with 32 (A after the buffers) or 21 (A in them). H100, with A in the staging too,
+ * 24 per SM (the register limit; 20 with two buffers) with chunks of 16 and one buffer,
+ * instead of 17 with 32 (A after the buffers). H100, with A in the staging too,
  * against neither in the same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 /
  * 113.0 us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us). */
 __host__ __device__ constexpr int tile_chunk(int symbols, bool compact, bool iterative)
@@ -1785,19 +1785,24 @@ void launch_tiled(const EqualizeArgs& args,
     with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
-        // with one buffer, chol unchanged).
+        // with one buffer, chol unchanged), and on compact grids only when it costs no
+        // resident blocks either (H100, same run: NR slot 64x16 / 128x16 chol 78.3 /
+        // 115.1 -> 74.6 / 108.6 us with one buffer, 24 blocks per SM instead of 20,
+        // both two waves).
         TileShape chosen = shape;
         if (shape.buffers == 2) {
             TileShape single = shape;
             single.buffers = 1;
             const long long blocks = static_cast<long long>(grid.x) * grid.y;
-            auto waves_with = [&](const TileShape& t) {
-                return waves(blocks,
-                             resident_blocks(reinterpret_cast<const void*>(kernel),
-                                             t.threads,
-                                             tiled_shared_bytes(UP, t)));
+            auto resident_with = [&](const TileShape& t) {
+                return resident_blocks(reinterpret_cast<const void*>(kernel),
+                                       t.threads,
+                                       tiled_shared_bytes(UP, t));
             };
-            if (waves_with(single) < waves_with(shape))
+            const long long resident_single = resident_with(single),
+                            resident_double = resident_with(shape);
+            if (waves(blocks, resident_single) < waves(blocks, resident_double) ||
+                (compact && resident_single > resident_double))
                 chosen = single;
         }
         if (compact && chosen.kgroups != 1) // the compact kernels count on one k-group
