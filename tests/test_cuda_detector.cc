@@ -89,6 +89,38 @@ Outputs run(Detector& det, const Frame& f, std::size_t nsym)
     return r;
 }
 
+/*! A frame's channel and symbols on the device, with room for the outputs of `like`'s
+ * size, for tests of the device API (detect_device). */
+struct DeviceFrame {
+    cuda::Buffer<cf32> h, y, x_hat;
+    cuda::Buffer<float> llr;
+
+    DeviceFrame(const Frame& f, const Outputs& like)
+        : h(f.h.size(), false),
+          y(f.y.size(), false),
+          x_hat(like.x_hat.size(), false),
+          llr(like.llr.size(), false)
+    {
+        cuda::copy_to_device(h.get(), f.h.data(), h.bytes());
+        cuda::copy_to_device(y.get(), f.y.data(), y.bytes());
+    }
+
+    //! detect_device on nsym symbols into poisoned (NaN) outputs, then the outputs.
+    Outputs detect(cuda::CudaDetector& gpu, std::size_t nsym)
+    {
+        Outputs g;
+        g.llr.assign(llr.size(), NAN);
+        g.x_hat.assign(x_hat.size(), cf32(NAN, NAN));
+        cuda::copy_to_device(llr.get(), g.llr.data(), llr.bytes());
+        cuda::copy_to_device(x_hat.get(), g.x_hat.data(), x_hat.bytes());
+        gpu.detect_device(y.get(), nsym, llr.get(), x_hat.get());
+        gpu.synchronize();
+        cuda::copy_to_host(g.llr.data(), llr.get(), llr.bytes());
+        cuda::copy_to_host(g.x_hat.data(), x_hat.get(), x_hat.bytes());
+        return g;
+    }
+};
+
 void expect_close(const Outputs& gpu,
                   const Outputs& cpu,
                   const std::string& what,
@@ -436,35 +468,20 @@ TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
             const Outputs r = run(*cpu, f, c.nsym);
 
             cuda::CudaDetector gpu(config_of(c, Backend::cuda));
-            cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false),
-                dx(r.x_hat.size(), false);
-            cuda::Buffer<float> dllr(r.llr.size(), false);
-            cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
-            cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
+            DeviceFrame dev(f, r);
             const std::string what = describe(c);
-            Outputs g;
-            g.llr.assign(r.llr.size(), NAN);
-            g.x_hat.assign(r.x_hat.size(), cf32(NAN, NAN));
-            cuda::copy_to_device(dllr.get(), g.llr.data(), dllr.bytes()); // poisoned
-            cuda::copy_to_device(dx.get(), g.x_hat.data(), dx.bytes());
-            gpu.set_channel_device(dh.get(), f.n0);
+            gpu.set_channel_device(dev.h.get(), f.n0);
             EXPECT_FALSE(gpu.matrix_formed()) << what;
-            gpu.detect_device(dy.get(), 1, dllr.get(), dx.get());
+            const Outputs g = dev.detect(gpu, 1);
             EXPECT_FALSE(gpu.matrix_formed()) << what;
-            gpu.synchronize();
-            cuda::copy_to_host(g.llr.data(), dllr.get(), dllr.bytes());
-            cuda::copy_to_host(g.x_hat.data(), dx.get(), dx.bytes());
             expect_close(g, r, what + " from H alone");
             for (std::size_t i = 0; i < g.llr.size(); ++i)
                 ASSERT_EQ(g.llr[i] == 0.0f, r.llr[i] == 0.0f) << what << ": LLR " << i;
             // 4 symbols on the channel: 4 x 8 >= 32, A pays now and is formed.
+            Outputs formed;
             for (int call = 0; call < 3; ++call)
-                gpu.detect_device(dy.get(), 1, dllr.get(), dx.get());
+                formed = dev.detect(gpu, 1);
             EXPECT_TRUE(gpu.matrix_formed()) << what;
-            gpu.synchronize();
-            Outputs formed = g;
-            cuda::copy_to_host(formed.llr.data(), dllr.get(), dllr.bytes());
-            cuda::copy_to_host(formed.x_hat.data(), dx.get(), dx.bytes());
             expect_close(formed, r, what + " with A");
         }
 }
@@ -488,29 +505,13 @@ void expect_first_call_prepares_the_channel(const Case& c)
     auto cpu = make_detector(config_of(c, Backend::cpu));
     const Outputs r = run(*cpu, f, c.nsym);
     cuda::CudaDetector gpu(config_of(c, Backend::cuda));
-    cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false),
-        dx(r.x_hat.size(), false);
-    cuda::Buffer<float> dllr(r.llr.size(), false);
-    cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
-    cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
+    DeviceFrame dev(f, r);
     const std::string what = describe(c);
-    auto detect = [&]() {
-        Outputs g;
-        g.llr.assign(r.llr.size(), NAN);
-        g.x_hat.assign(r.x_hat.size(), cf32(NAN, NAN));
-        cuda::copy_to_device(dllr.get(), g.llr.data(), dllr.bytes()); // poisoned
-        cuda::copy_to_device(dx.get(), g.x_hat.data(), dx.bytes());
-        gpu.detect_device(dy.get(), c.nsym, dllr.get(), dx.get());
-        gpu.synchronize();
-        cuda::copy_to_host(g.llr.data(), dllr.get(), dllr.bytes());
-        cuda::copy_to_host(g.x_hat.data(), dx.get(), dx.bytes());
-        return g;
-    };
-    gpu.set_channel_device(dh.get(), f.n0);
+    gpu.set_channel_device(dev.h.get(), f.n0);
     EXPECT_FALSE(gpu.matrix_formed()) << what;
-    const Outputs fused = detect();
+    const Outputs fused = dev.detect(gpu, c.nsym);
     EXPECT_TRUE(gpu.matrix_formed()) << what;
-    const Outputs prepared = detect();
+    const Outputs prepared = dev.detect(gpu, c.nsym);
     for (const Outputs* g : { &fused, &prepared }) {
         const std::string which = what + (g == &fused ? " fused" : " prepared");
         for (std::size_t i = 0; i < g->llr.size(); ++i)
