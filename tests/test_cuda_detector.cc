@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -693,4 +694,50 @@ TEST(CudaDetector, DeviceChannelThenHostDetectAreOrdered)
     // others wait for it; the chunks' tile shapes differ from the one-call run: equal to
     // float rounding.
     expect_llrs_close(llr, host.llr, "device channel, host detect");
+}
+
+TEST(CudaDetector, SetChannelReturnsOnceHIsReadAndCountsItsStatusLater)
+{
+    // set_channel() queues the channel's preparation and returns once H is read: the
+    // caller may overwrite its H at once (pageable, staged; or pinned, read by DMA), a
+    // second channel set before any detect call is the one used, and the statistics
+    // count the channel's bad subcarriers whether read before detect() or after it.
+    SKIP_WITHOUT_GPU();
+    const Case c{ 64, 8, 96, 6, Modulation::qam16, DetectorMode::chol, 3, 15.0, 0.0 };
+    Frame f = frame_of(c, 43);
+    const Dims d = config_of(c, Backend::cpu).dims();
+    f.h[d.channel_index(5, 3, 2)] = cf32(NAN, 0.0f); // bad subcarrier 5
+    const Frame other = frame_of(c, 44);
+    auto cpu = make_detector(config_of(c, Backend::cpu));
+    const Outputs want = run(*cpu, f, c.nsym);
+    ASSERT_EQ(want.stats.bad_channel_subcarriers, 1u);
+    cuda::Buffer<cf32> pinned_h(f.h.size(), true);
+    std::vector<cf32> pageable_h(f.h.size());
+    for (bool pinned : { false, true })
+        for (bool stats_first : { false, true }) {
+            const std::string what = std::string(pinned ? "pinned" : "pageable") +
+                                     " H, stats read " +
+                                     (stats_first ? "before" : "after") + " detect";
+            cf32* h = pinned ? pinned_h.get() : pageable_h.data();
+            cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+            std::copy(other.h.begin(), other.h.end(), h);
+            gpu.set_channel(h, other.n0);
+            std::copy(f.h.begin(), f.h.end(), h);
+            gpu.set_channel(h, f.n0);
+            std::fill(h, h + f.h.size(), cf32(NAN, NAN)); // the caller reuses its buffer
+            DetectorStats s;
+            if (stats_first)
+                s = gpu.stats();
+            Outputs g;
+            g.llr.assign(want.llr.size(), NAN); // poisoned
+            g.x_hat.assign(want.x_hat.size(), cf32(NAN, NAN));
+            gpu.detect(f.y.data(), c.nsym, g.llr.data(), g.x_hat.data());
+            if (!stats_first)
+                s = gpu.stats();
+            expect_close(g, want, what);
+            EXPECT_EQ(s.channels, 2u) << what;
+            EXPECT_EQ(s.bad_channel_subcarriers, 1u) << what;
+            EXPECT_EQ(s.unusable_user_channels, want.stats.unusable_user_channels)
+                << what;
+        }
 }

@@ -244,6 +244,16 @@ struct CudaDetector::Impl {
     // (last_use). Each device-API call waits for the one before it, so that last_use,
     // recorded after each, covers them all whatever streams they ran on.
     cudaEvent_t channel_ready = nullptr, last_use = nullptr;
+    /* set_channel() returns once H is read, without waiting for its preparation: that
+     * runs on channel_stream while detect() uploads the symbols on the slots' streams.
+     * Its per-subcarrier status comes back by a copy queued behind it (status_ready)
+     * and is counted into the statistics when they are next needed
+     * (fold_channel_status); h_read marks the end of the upload from a pinned caller
+     * buffer, which the caller may overwrite once set_channel() returns. */
+    cudaStream_t channel_stream = nullptr;
+    cudaEvent_t h_read = nullptr, status_ready = nullptr;
+    bool status_pending = false;
+    bool channel_stream_used = false; //!< by a host set_channel() not waited for yet
     float2* h_channel = nullptr;      // pinned staging of H
     std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
     std::uint8_t* h_unusable = nullptr;
@@ -329,6 +339,11 @@ struct CudaDetector::Impl {
         MIMODET_CUDA_CHECK(
             cudaEventCreateWithFlags(&channel_ready, cudaEventDisableTiming));
         MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&last_use, cudaEventDisableTiming));
+        MIMODET_CUDA_CHECK(
+            cudaStreamCreateWithFlags(&channel_stream, cudaStreamNonBlocking));
+        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&h_read, cudaEventDisableTiming));
+        MIMODET_CUDA_CHECK(
+            cudaEventCreateWithFlags(&status_ready, cudaEventDisableTiming));
     }
 
     ~Impl() { release(); }
@@ -345,10 +360,13 @@ struct CudaDetector::Impl {
         cudaSetDevice(options.device);
         if (last_use)
             cudaEventSynchronize(last_use);
-        if (channel_ready)
-            cudaEventDestroy(channel_ready);
-        if (last_use)
-            cudaEventDestroy(last_use);
+        if (channel_stream) {
+            cudaStreamSynchronize(channel_stream);
+            cudaStreamDestroy(channel_stream);
+        }
+        for (cudaEvent_t e : { channel_ready, last_use, h_read, status_ready })
+            if (e)
+                cudaEventDestroy(e);
         for (auto& s : slots) {
             if (s.stream) {
                 cudaStreamSynchronize(s.stream);
@@ -375,7 +393,9 @@ struct CudaDetector::Impl {
         cudaFreeHost(h_unusable);
         cudaFreeHost(h_bad_samples);
         slots.clear();
-        channel_ready = last_use = nullptr;
+        channel_ready = last_use = h_read = status_ready = nullptr;
+        channel_stream = nullptr;
+        status_pending = channel_stream_used = false;
         d_h = d_a = nullptr;
         d_rho = d_inv_lambda = nullptr;
         d_status = d_unusable = nullptr;
@@ -415,6 +435,21 @@ struct CudaDetector::Impl {
     {
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, last_use, 0));
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+    }
+
+    //! Counts the per-subcarrier status of the last host channel into the statistics,
+    //! once its copy to h_status has landed.
+    void fold_channel_status()
+    {
+        if (!status_pending)
+            return;
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(status_ready));
+        status_pending = false;
+        for (std::size_t sc = 0; sc < dims.num_subcarriers; ++sc) {
+            stats.bad_channel_subcarriers += (h_status[sc] & kStatusBad) ? 1 : 0;
+            stats.regularized_subcarriers += (h_status[sc] & kStatusRegularized) ? 1 : 0;
+            stats.unusable_user_channels += h_unusable[sc];
+        }
     }
 
     void prepare(const float2* d_channel, float n0, cudaStream_t stream)
@@ -525,7 +560,11 @@ CudaDetector::CudaDetector(const DetectorConfig& config, const EngineOptions& op
 CudaDetector::~CudaDetector() = default;
 
 bool CudaDetector::has_channel() const { return d_impl->has_channel; }
-DetectorStats CudaDetector::stats() const { return d_impl->stats; }
+DetectorStats CudaDetector::stats() const
+{
+    d_impl->fold_channel_status();
+    return d_impl->stats;
+}
 std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
 int CudaDetector::device() const { return d_impl->options.device; }
 bool CudaDetector::matrix_formed() const { return d_impl->a_formed; }
@@ -535,6 +574,7 @@ void CudaDetector::synchronize()
     MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
     for (auto& s : d_impl->slots)
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_impl->channel_stream));
 }
 
 void CudaDetector::set_channel(const cf32* h, float n0)
@@ -544,42 +584,46 @@ void CudaDetector::set_channel(const cf32* h, float n0)
     ++m.stats.channels;
     m.has_channel = true;
     const std::size_t nsc = m.dims.num_subcarriers;
-    cudaStream_t stream = m.slots.front().stream;
+    cudaStream_t stream = m.channel_stream;
     // The previous channel may still be in use by queued symbols (engine streams, or a
-    // caller's stream through the device API).
+    // caller's stream through the device API), and its status not counted yet.
     synchronize();
     MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
+    m.fold_channel_status();
+    m.channel_stream_used = true;
     if (!std::isfinite(n0) || n0 < 0.0f) {
         ++m.stats.invalid_noise_variance;
         m.stats.bad_channel_subcarriers += nsc;
         m.new_channel(m.d_h, 0.0f);
         m.a_formed = true; // the kernels that read the status, which erases everything
         MIMODET_CUDA_CHECK(cudaMemsetAsync(m.d_status, kStatusBad, nsc, stream));
-        MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
+        MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, stream));
         return;
     }
     // A pinned H goes up by DMA directly; otherwise through the pinned staging copy.
     const std::size_t h_bytes = m.dims.channel_items() * sizeof(cf32);
+    const bool direct = is_pinned(h);
     const void* h_src = h;
-    if (!is_pinned(h)) {
+    if (!direct) {
         std::memcpy(m.h_channel, h, h_bytes);
         h_src = m.h_channel;
     }
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.d_h, h_src, h_bytes, cudaMemcpyHostToDevice, stream));
-    // Host calls form A at once: the statistics need the prepare kernel's status.
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.h_read, stream));
+    // Host calls form A at once (their statistics need the prepare kernel's status),
+    // but do not wait for it: detect() orders its kernels after channel_ready.
     m.new_channel(m.d_h, n0);
     m.prepare(m.d_h, n0, stream);
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, stream));
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.h_unusable, m.d_unusable, nsc, cudaMemcpyDeviceToHost, stream));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (std::size_t sc = 0; sc < nsc; ++sc) {
-        m.stats.bad_channel_subcarriers += (m.h_status[sc] & kStatusBad) ? 1 : 0;
-        m.stats.regularized_subcarriers += (m.h_status[sc] & kStatusRegularized) ? 1 : 0;
-        m.stats.unusable_user_channels += m.h_unusable[sc];
-    }
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.status_ready, stream));
+    m.status_pending = true;
+    // The caller may reuse a pinned H once this returns: wait until the DMA has read it.
+    if (direct)
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(m.h_read));
 }
 
 void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
@@ -588,6 +632,13 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     if (!std::isfinite(n0) || n0 < 0.0f)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
+    // A host channel's preparation and status copy may still be queued: they write the
+    // channel state that this one's first detect call will.
+    if (m.channel_stream_used) {
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.channel_stream));
+        m.fold_channel_status();
+        m.channel_stream_used = false;
+    }
     ++m.stats.channels;
     m.has_channel = true;
     // The caller keeps H alive; the first detect call prepares it (see Impl::a_formed).
@@ -692,21 +743,31 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
         s.count = count;
         s.busy = true;
     }
+    // The erasure count of the call comes back behind its last chunk once every chunk
+    // has run, so that the drain below waits for it too (no round trip of its own).
+    auto& last = m.slots[(next_slot + m.slots.size() - 1) % m.slots.size()];
+    const bool any_chunk = last.busy;
+    cudaStream_t count_stream = any_chunk ? last.stream : m.slots.front().stream;
+    for (auto& s : m.slots)
+        if (s.busy && &s != &last)
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(count_stream, s.done, 0));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
+                                       m.d_bad_samples,
+                                       sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost,
+                                       count_stream));
+    MIMODET_CUDA_CHECK(
+        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), count_stream));
+    if (any_chunk)
+        MIMODET_CUDA_CHECK(cudaEventRecord(last.done, count_stream));
     // Drain in submission order.
     for (std::size_t k = 0; k < m.slots.size(); ++k) {
         auto& s = m.slots[(next_slot + k) % m.slots.size()];
         if (s.busy)
             m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
     }
-    cudaStream_t stream = m.slots.front().stream;
-    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
-                                       m.d_bad_samples,
-                                       sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost,
-                                       stream));
-    MIMODET_CUDA_CHECK(
-        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), stream));
-    MIMODET_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (!any_chunk) // no symbols: nothing drained
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(count_stream));
     m.stats.bad_sample_vectors += *m.h_bad_samples;
     m.stats.symbols += n_symbols;
 }
