@@ -1147,17 +1147,57 @@ TileShape tile_shape(int up,
     return t;
 }
 
-/*! The tiled kernel's __launch_bounds__ minimum of blocks (of 256 threads' registers).
- * 1 lets the compiler take up to 255 registers, which is best when the grid is about a
- * block per SM and each block's latency counts (li2015's 128 subcarriers); a compact
- * grid (kCompactBlocksPerSm blocks per SM or more) trades a few spills for occupancy.
- * How many registers pays depends on the tile, not the mode (H100, same run, us): with
- * 32 or more symbols 64 registers (target 128x16 chol / cg / cr 87.8 / 94.2 / 98.8
- * against 89.6 / 102.0 / 108.7 with 80), with fewer 80 (NR slot 64x16, 16-symbol
- * tiles: chol / cg / cr 91.3 / 90.2 / 99.8 against 102.5 / 102.7 / 107.8 with 64). */
-__host__ __device__ constexpr int tile_min_blocks(int symbols, bool compact)
+/*! Registers per thread of a compact grid's tiled kernel (a compact grid,
+ * kCompactBlocksPerSm blocks per SM or more, trades a few spills for occupancy; other
+ * grids let the compiler take up to 255, which is best when the grid is about a block per
+ * SM and each block's latency counts, as li2015's 128 subcarriers). An SM sub-partition
+ * holds floor(16384 / (32 * registers)) warps: 80 registers give 24 warps per SM, 72 give
+ * 28, 64 give 32. What pays (H100, same run, kernel-only us, means of two rounds):
+ * - 32 or more symbols: 64 (target 128x16 chol / cg / cr 87.8 / 94.2 / 98.8 against
+ *   89.6 / 102.0 / 108.7 with 80).
+ * - Fewer, chol/zf: 72, so that the NR slot's 3276 one-warp blocks fit in one wave of
+ *   132 SMs x 28 instead of 1.03 waves of 24 (NR 64x16 / 128x16 chol 74.2 / 108.7 ->
+ *   68.1 / 99.7 with 72, 73.2 / 104.0 with 64).
+ * - Fewer, cg/cr: 80. Their shared memory (A after the staging) holds them to 17 blocks
+ *   per SM anyway (Nsight Compute), so fewer registers only spill more (NR 64x16 cg / cr
+ *   76.5 / 82.0 -> 82.8 / 87.2 with 72).
+ * MIMODET_SMALL_TILE_REGISTERS, for experiments, sets one bound for every small tile. */
+__host__ __device__ constexpr int tile_compact_registers(int symbols, bool iterative)
 {
-    return compact ? (symbols >= 32 ? 4 : 3) : 1;
+#ifdef MIMODET_SMALL_TILE_REGISTERS
+    if (symbols < 32)
+        return MIMODET_SMALL_TILE_REGISTERS;
+#endif
+    return symbols >= 32 ? 64 : iterative ? 80 : 72;
+}
+
+//! Threads of a block of the tiled kernel on a compact grid (one k-group there).
+__host__ __device__ constexpr int tile_compact_threads(int up, int symbols)
+{
+    return (up / 2) * (symbols / kTileSymbolsPerThread);
+}
+
+//! Warps per SM that `registers` per thread allow: each of an SM's 4 sub-partitions
+//! holds floor(16384 / (32 * registers)) of them.
+__host__ __device__ constexpr int warps_for_registers(int registers)
+{
+    return 4 * (16384 / (32 * registers));
+}
+
+//! The tiled kernel's __launch_bounds__: its most threads per block and the blocks per SM
+//! that set its register bound (tile_compact_registers on compact grids; ptxas spreads
+//! those blocks' warps over the sub-partitions, so 25 one-warp blocks would bound it to
+//! 72 registers, not 80).
+__host__ __device__ constexpr int tile_max_threads(int up, int symbols, bool compact)
+{
+    return compact ? tile_compact_threads(up, symbols) : 256;
+}
+__host__ __device__ constexpr int
+tile_min_blocks(int up, int symbols, bool compact, bool iterative)
+{
+    return compact ? warps_for_registers(tile_compact_registers(symbols, iterative)) /
+                         (tile_compact_threads(up, symbols) / 32)
+                   : 1;
 }
 
 /* kFused: the call's symbols are one tile per subcarrier and the channel is not prepared
@@ -1169,7 +1209,8 @@ __host__ __device__ constexpr int tile_min_blocks(int symbols, bool compact)
  * and the gains (finish_channel); chol/zf (UP <= 16): the whole block inverts A by
  * Gauss-Jordan (finish_channel_block), and the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
-__global__ void __launch_bounds__(256, tile_min_blocks(S, kCompact))
+__global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
+                                  tile_min_blocks(UP, S, kCompact, kIterative))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
     static_assert(!kFused || S >= UP,
