@@ -1184,20 +1184,34 @@ __host__ __device__ constexpr int warps_for_registers(int registers)
     return 4 * (16384 / (32 * registers));
 }
 
+/* GPUs that hold fewer blocks per SM (16 on sm_75 and sm_86/87, 24 on sm_89) than the
+ * bound of one-warp blocks below asks for would ignore it (ptxas: minnctapersm out of
+ * range): there the bound stays that of 256 threads, 3 blocks for small tiles (80
+ * registers) and 4 for large ones (64), as before; not measured on those GPUs. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900
+#define MIMODET_TILE_BOUNDS_OF_256_THREADS 1
+#else
+#define MIMODET_TILE_BOUNDS_OF_256_THREADS 0
+#endif
+
 //! The tiled kernel's __launch_bounds__: its most threads per block and the blocks per SM
 //! that set its register bound (tile_compact_registers on compact grids; ptxas spreads
 //! those blocks' warps over the sub-partitions, so 25 one-warp blocks would bound it to
 //! 72 registers, not 80).
 __host__ __device__ constexpr int tile_max_threads(int up, int symbols, bool compact)
 {
-    return compact ? tile_compact_threads(up, symbols) : 256;
+    return compact && !MIMODET_TILE_BOUNDS_OF_256_THREADS ? tile_compact_threads(up, symbols)
+                                                          : 256;
 }
 __host__ __device__ constexpr int
 tile_min_blocks(int up, int symbols, bool compact, bool iterative)
 {
-    return compact ? warps_for_registers(tile_compact_registers(symbols, iterative)) /
-                         (tile_compact_threads(up, symbols) / 32)
-                   : 1;
+    if (!compact)
+        return 1;
+    if (MIMODET_TILE_BOUNDS_OF_256_THREADS)
+        return symbols >= 32 ? 4 : 3;
+    return warps_for_registers(tile_compact_registers(symbols, iterative)) /
+           (tile_compact_threads(up, symbols) / 32);
 }
 
 /* kFused: the call's symbols are one tile per subcarrier and the channel is not prepared
