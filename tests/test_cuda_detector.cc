@@ -546,7 +546,8 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
     // Grids of 4 or more blocks per SM take the compact kernels, whose chol/zf tiles of
     // 16 symbols or fewer stage 16 antennas at a time (the NR slot's shapes; for 32
     // users the prepared calls' 8-symbol tiles), cg/cr 32: whole and partial chunks of
-    // antennas, odd U and B (8-byte copies), every mode.
+    // antennas, odd U and B (8-byte copies), every mode. Fused chol/zf blocks of one
+    // warp invert A by shuffles (invert_warp): 16 users (13 and 16), 8 (6 and 8) and 4.
     SKIP_WITHOUT_GPU();
     int sms = 0;
     ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
@@ -558,7 +559,9 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
              { Case{ 64, 16, nsc, 14, Modulation::qam16, mode, 3, 12.0, 0.0 },
                Case{ 61, 13, nsc, 9, Modulation::qam64, mode, 3, 18.0, 0.0 },
                Case{ 64, 32, nsc, 8, Modulation::qam16, mode, 3, 15.0, 0.0 },
-               Case{ 40, 8, 2 * nsc, 4, Modulation::qpsk, mode, 2, 8.0, 0.0 } })
+               Case{ 40, 8, 2 * nsc, 4, Modulation::qpsk, mode, 2, 8.0, 0.0 },
+               Case{ 33, 6, nsc, 32, Modulation::qam64, mode, 3, 18.0, 0.0 },
+               Case{ 24, 4, nsc, 20, Modulation::qam16, mode, 3, 12.0, 0.0 } })
             expect_first_call_prepares_the_channel(c);
 }
 

@@ -10,6 +10,7 @@
 #define INCLUDED_MIMODET_DEVICE_MATH_CUH
 
 #include <cuda_runtime.h>
+#include <type_traits>
 
 namespace mimodet {
 namespace cuda {
@@ -108,32 +109,49 @@ demap_axis(const DemapTable& t, float v, float rho, float* out)
         out[2 * j] = rho * (min0[j] - min1[j]);
 }
 
-//! Max-log LLRs (positive means 1) of z with SINR rho into out[0..Q-1]; exact, per axis.
-//! The switch is uniform across a launch, so each order runs fully unrolled code.
+//! Max-log LLRs (positive means 1) of z with SINR rho into out[0..Q-1]; exact, per axis;
+//! kBitsPerAxis bits on each axis, 0 for BPSK.
+template <int kBitsPerAxis>
 __device__ __forceinline__ void
-demap_maxlog(const DemapTable& t, float2 z, float rho, float* out)
+demap_maxlog_of(const DemapTable& t, float2 z, float rho, float* out)
+{
+    if constexpr (kBitsPerAxis == 0) {
+        out[0] = -4.0f * rho * 0.70710678118654752f * (z.x + z.y);
+    } else {
+        demap_axis<kBitsPerAxis>(t, z.x, rho, out);
+        demap_axis<kBitsPerAxis>(t, z.y, rho, out + 1);
+    }
+}
+
+/*! Calls f(std::integral_constant<int, bits per axis>{}) for the table's modulation (0:
+ * BPSK). The order is uniform across a launch: a caller that demaps several values puts
+ * its loop inside f, so that the code of each order is one run of instructions rather
+ * than a switch per value (whose copies of every order's code, inlined per value, made
+ * the tiled kernel's instruction fetch stall). */
+template <typename F>
+__device__ __forceinline__ void with_bits_per_axis(const DemapTable& t, F&& f)
 {
     switch (t.bits_per_axis) {
     case 1:
-        demap_axis<1>(t, z.x, rho, out);
-        demap_axis<1>(t, z.y, rho, out + 1);
-        return;
+        return f(std::integral_constant<int, 1>{});
     case 2:
-        demap_axis<2>(t, z.x, rho, out);
-        demap_axis<2>(t, z.y, rho, out + 1);
-        return;
+        return f(std::integral_constant<int, 2>{});
     case 3:
-        demap_axis<3>(t, z.x, rho, out);
-        demap_axis<3>(t, z.y, rho, out + 1);
-        return;
+        return f(std::integral_constant<int, 3>{});
     case 4:
-        demap_axis<4>(t, z.x, rho, out);
-        demap_axis<4>(t, z.y, rho, out + 1);
-        return;
-    default: // BPSK
-        out[0] = -4.0f * rho * 0.70710678118654752f * (z.x + z.y);
-        return;
+        return f(std::integral_constant<int, 4>{});
+    default:
+        return f(std::integral_constant<int, 0>{});
     }
+}
+
+//! demap_maxlog_of for the table's modulation.
+__device__ __forceinline__ void
+demap_maxlog(const DemapTable& t, float2 z, float rho, float* out)
+{
+    with_bits_per_axis(t, [&](auto bits_per_axis) {
+        demap_maxlog_of<decltype(bits_per_axis)::value>(t, z, rho, out);
+    });
 }
 
 } // namespace cuda

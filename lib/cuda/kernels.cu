@@ -59,8 +59,8 @@ constexpr int kPrepareChunk = 32;
 //! shared memory (the opt-in limit of sm_75).
 __host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 3 : 4; }
 
-//! Whether the fused kernel finishes chol/zf channels for UP users (invert_in_place keeps
-//! (UP * UP) / 32 entries per thread in registers).
+//! Whether the fused kernel finishes chol/zf channels for UP users (invert_warp keeps
+//! (UP * UP) / 32 entries per lane in registers).
 __host__ __device__ constexpr bool fused_direct_supported(int up) { return up <= 16; }
 
 template <int UP>
@@ -448,6 +448,82 @@ __device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
     }
 }
 
+/*! (G + load I)^-1 by one warp, for blocks of one warp: the Gauss-Jordan elimination of
+ * invert_in_place (below) with the entries in registers and the pivot row and column
+ * passed by shuffles, with no shared memory and no barrier. Lane (h, j) = (lane / UP,
+ * lane % UP) holds R = 32 / UP rows of column j, so lane (h, k) holds exactly the rows of
+ * column k that lane (h, j) needs. In pass q of the steps (steps k = q R .. q R + R - 1)
+ * entry e holds row h + R ((e + q) % E): the pivot rows are always in entry 0 and the
+ * test of which entry lies on row k is e == 0 && h == k % R. The passes stay a loop,
+ * rotating the entries by one after each (E passes bring them back): unrolled, the 16
+ * steps for 16 users took about 28 KiB of code that each warp ran once, and the NR slot
+ * kernel stalled on instruction fetch. (A block of several warps keeps
+ * invert_in_place: one warp doing the inversion while the others wait at a barrier was
+ * slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us.) Same arithmetic, pivots
+ * and failure as invert_in_place; m holds G on entry and A^-1 on success, G still on
+ * failure. Every lane must call it. scripts/kernel-emulation/gj.py emulates it lane by
+ * lane against numpy's inverse. */
+template <int UP>
+__device__ __forceinline__ bool
+invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
+{
+    static_assert(UP <= 16 && 32 % UP == 0, "invert_warp: up to 16 users");
+    constexpr int R = 32 / UP;          // lanes per column
+    constexpr int E = (UP + R - 1) / R; // entries per lane
+    const int h = lane / UP, j = lane % UP;
+    float2 v[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const int i = h + R * e; // UP = 4: lanes past row 3 hold no entry
+        v[e] = (i < U && j < U) ? m[i][j] : make_float2(i == j ? 1.0f : 0.0f, 0.0f);
+        if (i == j && i < U)
+            v[e].x += load;
+    }
+#pragma unroll 1
+    for (int q = 0; q < E; ++q) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const int k = q * R + r;
+            if (k >= U) // uniform; the rotations below still run
+                break;
+            // Every shuffle reads the registers before any lane updates them (the warp
+            // runs each one together).
+            const float2 row_kj = shfl(v[0], r * UP + j);
+            const float d = __shfl_sync(0xffffffffu, v[0].x, r * UP + k); // real
+            if (!(d >= min_pivot) || !isfinite(d))
+                return false; // every lane read the same pivot
+            const float inv = 1.0f / d;
+            // v <- v - c_i r_j with r_j = M_kj / d (1 / d at j = k), c_i = M_ik (-1 at
+            // i = k) and v taken as 0 in row and column k.
+            const bool on_column_k = j == k;
+            const float2 rj = on_column_k ? make_float2(inv, 0.0f) : cscale(row_kj, inv);
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const float2 m_ik = shfl(v[e], h * UP + k);
+                const bool on_row_k = e == 0 && h == r;
+                const float2 c = on_row_k ? make_float2(-1.0f, 0.0f) : m_ik;
+                const float2 base =
+                    (on_row_k || on_column_k) ? make_float2(0.0f, 0.0f) : v[e];
+                v[e] = csub(base, cmul(c, rj));
+            }
+        }
+        const float2 first = v[0];
+#pragma unroll
+        for (int e = 0; e + 1 < E; ++e)
+            v[e] = v[e + 1];
+        v[E - 1] = first;
+    }
+    // M^-1 into m, zeros past U.
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const int i = h + R * e;
+        if (i < UP)
+            m[i][j] = (i < U && j < U) ? v[e] : make_float2(0.0f, 0.0f);
+    }
+    __syncwarp();
+    return true;
+}
+
 //! Shared scratch of invert_in_place: two pivot rows and columns, [2][row, column][UP].
 __host__ __device__ constexpr int invert_scratch_items(int up) { return 4 * up; }
 
@@ -587,6 +663,39 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
         return false;
     }
     return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
+}
+
+
+/*! chol/zf channel state of subcarrier sc by one warp of the fused kernel, as
+ * finish_channel with A^-1 by invert_warp: a holds G on entry and A^-1 on success (a
+ * failed attempt leaves G there for the retry under loading). Every lane of the warp
+ * must call it; the other warps of the block wait at the caller's barrier. Returns
+ * whether the channel is usable, on every lane. */
+template <int UP>
+__device__ __forceinline__ bool
+finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
+{
+    const int U = p.num_users;
+    const float own_gain = lane < U ? a[lane][lane].x : 0.0f;
+    const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
+    if (!(max_gain > 0.0f) || !isfinite(gain_sum)) {
+        erase_channel(p, sc, false, lane);
+        return false;
+    }
+    bool factored = false, regularized = false;
+    float load = 0.0f;
+#pragma unroll 1
+    for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
+        load = channel_load(p, attempt, gain_sum);
+        regularized = attempt == 1;
+        factored =
+            invert_warp<UP>(a, U, load, kMinPivotRatio * (max_gain + load), lane);
+    }
+    if (!factored) {
+        erase_channel(p, sc, regularized, lane);
+        return false;
+    }
+    return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, lane);
 }
 
 template <int UP, bool kIterative>
@@ -732,34 +841,43 @@ hermitian_times(const AColumn& a_column, float2 v, int U, int first)
     return out;
 }
 
-//! Writes the clipped, signed max-log LLRs of one (symbol, subcarrier, user): one vector
-//! store for 16-QAM and 256-QAM, two-float stores for QPSK and 64-QAM, when aligned.
+//! Writes the clipped, signed max-log LLRs of one (symbol, subcarrier, user) for
+//! kBitsPerAxis bits per axis (0: BPSK): one vector store for 16-QAM and 256-QAM,
+//! two-float stores for QPSK and 64-QAM, when aligned.
+template <int kBitsPerAxis>
 __device__ __forceinline__ void
-write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
+write_llrs_of(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
 {
-    float out[8];
-    demap_maxlog(p.demap, cscale(x, inv_lambda), rho, out);
-    const int Q = p.demap.bits;
+    constexpr int Q = kBitsPerAxis == 0 ? 1 : 2 * kBitsPerAxis;
+    float out[Q];
+    demap_maxlog_of<kBitsPerAxis>(p.demap, cscale(x, inv_lambda), rho, out);
 #pragma unroll
-    for (int j = 0; j < 8; ++j)
+    for (int j = 0; j < Q; ++j)
         out[j] = fminf(fmaxf(p.llr_sign * out[j], -p.llr_clip), p.llr_clip);
     const auto address = reinterpret_cast<std::uintptr_t>(dst);
     if (Q % 4 == 0 && address % 16 == 0) {
-        reinterpret_cast<float4*>(dst)[0] = make_float4(out[0], out[1], out[2], out[3]);
-        if (Q == 8)
-            reinterpret_cast<float4*>(dst)[1] =
-                make_float4(out[4], out[5], out[6], out[7]);
+#pragma unroll
+        for (int j = 0; j < Q; j += 4)
+            reinterpret_cast<float4*>(dst)[j / 4] =
+                make_float4(out[j], out[j + 1], out[j + 2], out[j + 3]);
     } else if (Q % 2 == 0 && address % 8 == 0) {
 #pragma unroll
-        for (int j = 0; j < 8; j += 2)
-            if (j < Q)
-                reinterpret_cast<float2*>(dst)[j / 2] = make_float2(out[j], out[j + 1]);
+        for (int j = 0; j < Q; j += 2)
+            reinterpret_cast<float2*>(dst)[j / 2] = make_float2(out[j], out[j + 1]);
     } else {
 #pragma unroll
-        for (int j = 0; j < 8; ++j)
-            if (j < Q)
-                dst[j] = out[j];
+        for (int j = 0; j < Q; ++j)
+            dst[j] = out[j];
     }
+}
+
+//! write_llrs_of for the launch's modulation.
+__device__ __forceinline__ void
+write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
+{
+    with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
+        write_llrs_of<decltype(bits_per_axis)::value>(p, x, inv_lambda, rho, dst);
+    });
 }
 
 //! Zeros the LLRs and x_hat of one (symbol, subcarrier) item, the lanes of a warp
@@ -1002,9 +1120,16 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
  * 24 per SM (the register limit; 20 with two buffers) with chunks of 16 and one buffer,
  * instead of 17 with 32 (A after the buffers). H100, with A in the staging too,
  * against neither in the same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 /
- * 113.0 us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us). */
+ * 113.0 us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us).
+ * Chunks of 8, double-buffered in about the same shared memory (the scratch spanning
+ * both buffers), were slower still (H100, same run: NR 64x16 / 128x16 chol 61.0 / 88.8
+ * -> 67.3 / 98.7 us). MIMODET_SMALL_TILE_CHUNK, for experiments, sets that chunk. */
 __host__ __device__ constexpr int tile_chunk(int symbols, bool compact, bool iterative)
 {
+#ifdef MIMODET_SMALL_TILE_CHUNK
+    if (compact && !iterative && symbols <= 16)
+        return MIMODET_SMALL_TILE_CHUNK;
+#endif
     return compact && !iterative && symbols <= 16 ? 16 : 32;
 }
 
@@ -1021,8 +1146,8 @@ __host__ __device__ constexpr int tile_y_stride(int up, int chunk)
 }
 
 /*! Whether A [UP][UP + 1] lives in k-group 0's staging (formed there after the antenna
- * loop) rather than after the staging buffers: fused chol/zf, whose inversion takes the
- * block. (Fused cg/cr keep it after the buffers: in staging it let more blocks share an
+ * loop) rather than after the staging buffers: fused chol/zf, whose inversion reads and
+ * writes it there. (Fused cg/cr keep it after the buffers: in staging it let more blocks share an
  * SM and left less L1 for their spills, H100 NR slot 64x16 cr 81.9 -> 85.9 us.) */
 __host__ __device__ constexpr bool tile_a_in_staging(bool fused, bool iterative)
 {
@@ -1040,13 +1165,14 @@ tile_scratch_items(int up, int symbols, bool fused, bool iterative)
 }
 
 //! One staging buffer: the chunk of H [chunk][UP + 4] and the received chunk
-//! [S][tile_y_stride], at least the scratch above; each k-group has two when it takes
-//! several chunks, one otherwise.
+//! [S][tile_y_stride]; each k-group has two when it takes several chunks, one
+//! otherwise, and together they hold at least the scratch above.
 __host__ __device__ constexpr int
-tile_buffer_items(int up, int symbols, int chunk, bool fused, bool iterative)
+tile_buffer_items(int up, int symbols, int chunk, bool fused, bool iterative, int buffers)
 {
     const int staging = chunk * tile_h_stride(up) + symbols * tile_y_stride(up, chunk);
-    const int scratch = tile_scratch_items(up, symbols, fused, iterative);
+    const int scratch =
+        (tile_scratch_items(up, symbols, fused, iterative) + buffers - 1) / buffers;
     return staging > scratch ? staging : scratch;
 }
 
@@ -1104,7 +1230,7 @@ std::size_t tiled_shared_bytes(int up, const TileShape& t)
     const bool a_in_staging = tile_a_in_staging(t.fused, t.iterative);
     return sizeof(float2) *
            (static_cast<std::size_t>(t.kgroups) * t.buffers *
-                tile_buffer_items(up, t.symbols, t.chunk, t.fused, t.iterative) +
+                tile_buffer_items(up, t.symbols, t.chunk, t.fused, t.iterative, t.buffers) +
             (a_in_staging ? 0 : static_cast<std::size_t>(up) * (up + 1)));
 }
 
@@ -1220,8 +1346,9 @@ tile_min_blocks(int up, int symbols, bool compact, bool iterative)
  * staged: on the FP64 tensor cores beside the CUDA cores' H^H Y (kTensorGram), or on
  * the CUDA cores (thread (pair, group) accumulating G_uj for its users u and the columns
  * j = group + G t < UP; S >= UP so that they are covered). Then cg/cr: one warp makes A
- * and the gains (finish_channel); chol/zf (UP <= 16): the whole block inverts A by
- * Gauss-Jordan (finish_channel_block), and the rest follows as usual. */
+ * and the gains (finish_channel); chol/zf (UP <= 16): the block inverts A by
+ * Gauss-Jordan (finish_channel_block; finish_channel_warp for blocks of one warp), and
+ * the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
 __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
@@ -1253,7 +1380,8 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
     constexpr bool iterative = kIterative;
     constexpr int C = tile_chunk(S, kCompact, kIterative); // antennas per staged chunk
-    constexpr int buffer_items = tile_buffer_items(UP, S, C, kFused, kIterative);
+    // (the scratch may span both buffers of a k-group: a run-time size)
+    const int buffer_items = tile_buffer_items(UP, S, C, kFused, kIterative, buffers);
     float2* const kg_smem = smem + kg * buffers * buffer_items; // this k-group's buffers
     // A^-1 or A [UP][UP + 1]: after the buffers, or (tile_a_in_staging, formed after the
     // antenna loop) in k-group 0's staging after zs (tile_scratch_items).
@@ -1476,8 +1604,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     // The k-group sums: k-group 0 writes its part of H^H Y straight into zs [S][UP + 1]
     // (and kFused, G into a_s), the others into their consumed buffers (the same layout,
     // tile_scratch_items); then they are added in k-group order (deterministic).
-    static_assert(tile_scratch_items(UP, S, kFused, kIterative) <= buffer_items,
-                  "the k-group sums and the scratch fit one buffer");
+    // (tile_buffer_items: the sums and the scratch fit a k-group's buffers)
     float2* const zs = smem; // [S][UP + 1]
     // fused chol/zf: the inversion's scratch, after A
     float2* const invert_work = smem + S * (UP + 1) + UP * (UP + 1);
@@ -1539,30 +1666,21 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         bad_symbol[s] = finite ? 0 : 1;
     }
 
-    if constexpr (kFused) { // one warp (cg/cr) or the block (chol/zf) finishes G in a_s
-        // (whether the channel is usable passes through shared memory rather than a
-        // read-back of the status byte just written)
+    if constexpr (kFused) { // one warp (cg/cr, chol/zf in blocks of one warp) or the
+        // block (chol/zf) finishes G in a_s (whether the channel is usable passes
+        // through shared memory rather than a read-back of the status byte just written)
         bool usable = false;
+        auto* const a_rows = reinterpret_cast<float2(*)[UP + 1]>(a_s);
+        // compact grids: one k-group (tile_shape), so the block is `base` threads
+        constexpr bool kOneWarp = kCompact && base == 32;
         if constexpr (kIterative) {
             if (tid < 32)
-                usable =
-                    finish_channel<UP, true>(prep,
-                                             sc,
-                                             reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                                             nullptr,
-                                             nullptr,
-                                             tid);
+                usable = finish_channel<UP, true>(prep, sc, a_rows, nullptr, nullptr, tid);
+        } else if constexpr (kOneWarp) {
+            usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
         } else {
-            // compact grids: one k-group (tile_shape), so the block is `base` threads
-            usable = finish_channel_block < UP,
-            kCompact ? base
-                     : 0 > (prep,
-                            sc,
-                            reinterpret_cast<float2(*)[UP + 1]>(a_s),
-                            invert_work,
-                            channel_scalars,
-                            tid,
-                            threads);
+            usable = finish_channel_block<UP, kCompact ? base : 0>(
+                prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
         }
         if (tid == 0)
             channel_usable = usable;
@@ -1742,37 +1860,47 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             }
         }
     }
-    {
-        float rho[2], inv_lambda[2];
+    /* Demapping: x goes through zs (whose products have all been read) and thread tid
+     * takes user tid % UP of the symbols tid / UP, tid / UP + threads / UP, ... (threads
+     * is a multiple of UP), in a loop rather than unrolled over the thread's own items:
+     * one run of demapping code per modulation instead of a copy per item, which made
+     * the NR slot kernels stall on instruction fetch, and each warp's stores cover whole
+     * rows of LLRs. */
+    __syncthreads(); // every read of zs is done
 #pragma unroll
-        for (int k = 0; k < 2; ++k) {
-            const int u = 2 * pair + k;
-            rho[k] = u < U ? p.rho[sc * U + u] : 0.0f;
-            inv_lambda[k] = u < U ? p.inv_lambda[sc * U + u] : 0.0f;
-        }
+    for (int t = 0; t < T; ++t) {
+        if (!mine(t))
+            continue;
 #pragma unroll
-        for (int t = 0; t < T; ++t) {
-            const int s = grp + G * t;
-            if (s >= count || !mine(t))
-                continue;
-            const bool bad = bad_symbol[s];
-            if (bad && pair == 0)
-                atomicAdd(p.bad_sample_count, 1ull);
-#pragma unroll
-            for (int k = 0; k < 2; ++k) {
-                const int u = 2 * pair + k;
-                if (u >= U)
-                    continue;
-                if (bad) {
-                    erase(s, u);
-                    continue;
-                }
-                write_llrs(p, x[t][k], inv_lambda[k], rho[k], llr_at(s) + u * Q);
-                if (p.x_hat)
-                    p.x_hat[((s0 + s) * nsc + sc) * U + u] = x[t][k];
-            }
-        }
+        for (int k = 0; k < 2; ++k)
+            zs[(grp + G * t) * (UP + 1) + 2 * pair + k] = x[t][k];
     }
+    __syncthreads();
+    const int user = tid % UP;
+    if (user >= U)
+        return;
+    // written by this kernel (fused) or an earlier one: plain loads
+    const float user_rho = p.rho[sc * U + user];
+    const float user_inv_lambda = p.inv_lambda[sc * U + user];
+    const int symbol_step = threads / UP;
+    with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
+        constexpr int kBitsPerAxis = decltype(bits_per_axis)::value;
+        constexpr int kQ = kBitsPerAxis == 0 ? 1 : 2 * kBitsPerAxis;
+        const std::size_t llr_step = static_cast<std::size_t>(symbol_step) * nsc * U * kQ;
+        float* dst = llr_at(tid / UP) + user * kQ;
+        for (int s = tid / UP; s < count; s += symbol_step, dst += llr_step) {
+            if (bad_symbol[s]) {
+                if (user == 0)
+                    atomicAdd(p.bad_sample_count, 1ull);
+                erase(s, user);
+                continue;
+            }
+            const float2 xv = zs[s * (UP + 1) + user];
+            write_llrs_of<kBitsPerAxis>(p, xv, user_inv_lambda, user_rho, dst);
+            if (p.x_hat)
+                p.x_hat[((s0 + s) * nsc + sc) * U + user] = xv;
+        }
+    });
 }
 
 /*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
@@ -2050,8 +2178,7 @@ void launch_fused_for(const EqualizeArgs& args,
 }
 
 /* chol/zf for up to 16 users: A^-1 by Gauss-Jordan on the whole block
- * (finish_channel_block). With
- * the Cholesky factorization and the two solves per column instead (its registers, 103
+ * (finish_channel_block, finish_channel_warp). With the Cholesky factorization and the two solves per column instead (its registers, 103
  * against 66 per thread for 16 users) the fused kernel was slower than the prepare
  * kernel and the equalize kernel apart (measured on an H100: target 113 -> 129 us, NR
  * slot 64x16 136 -> 170 us). */

@@ -1,10 +1,12 @@
-# Emulates invert_in_place<UP> (register-owned entries, published pivot row/column,
-# ping-pong buffers) thread by thread, phase by phase, in float32; compares with numpy.
+# Emulates the fused kernel's two Gauss-Jordan inversions in float32 and compares them
+# with numpy's inverse: invert_in_place<UP> (the block: register-owned entries, published
+# pivot row/column, ping-pong buffers) thread by thread, and invert_warp<UP> (one warp:
+# shuffles, entries rotated per pass) lane by lane.
 # Run: /usr/bin/python3 scripts/kernel-emulation/gj.py
 import numpy as np
 rng = np.random.default_rng(1)
 def cf(x): return np.complex64(x)
-def emulate(M, U, UP, threads, min_pivot):
+def emulate_block(M, U, UP, threads, min_pivot):
     kPer = (UP * UP + 31) // 32
     pub = np.zeros(4 * UP, np.complex64)  # [2][row, col][UP]
     m = M.astype(np.complex64).copy()
@@ -43,22 +45,75 @@ def emulate(M, U, UP, threads, min_pivot):
             i = row_of(tid, e); j = tid % UP
             if i < UP: out[i, j] = v[tid, e] if (i < U and j < U) else 0
     return out
+def emulate_warp(M, U, UP, load, min_pivot):
+    """invert_warp<UP>: lane (h, j) holds rows h + R ((e + q) % E) of column j in pass q;
+    the pivot row and column come by shuffles (every lane's registers read before any
+    lane updates them); the entries rotate by one after each pass."""
+    R = 32 // UP
+    E = (UP + R - 1) // R
+    v = np.zeros((32, E), np.complex64)
+    for lane in range(32):
+        h, j = lane // UP, lane % UP
+        for e in range(E):
+            i = h + R * e
+            v[lane, e] = M[i, j] if (i < U and j < U) else (1 if i == j else 0)
+            if i == j and i < U:
+                v[lane, e] += np.float32(load)
+    for q in range(E):
+        for r in range(R):
+            k = q * R + r
+            if k >= U:
+                break
+            row_kj = np.array([v[r * UP + lane % UP, 0] for lane in range(32)])
+            d = np.float32(v[r * UP + k, 0].real)
+            if not (d >= min_pivot) or not np.isfinite(d):
+                return None
+            inv = np.float32(1.0) / d
+            new = v.copy()
+            for lane in range(32):
+                h, j = lane // UP, lane % UP
+                rj = cf(complex(inv, 0)) if j == k else cf(row_kj[lane] * inv)
+                for e in range(E):
+                    m_ik = v[h * UP + k, e]
+                    on_row = e == 0 and h == r
+                    c = cf(-1) if on_row else m_ik
+                    base = cf(0) if (on_row or j == k) else v[lane, e]
+                    new[lane, e] = cf(base - cf(c * rj))
+            v = new
+        v = np.roll(v, -1, axis=1)  # entry e takes entry e + 1's rows
+    out = np.zeros((UP, UP), np.complex64)
+    for lane in range(32):
+        h, j = lane // UP, lane % UP
+        for e in range(E):
+            i = h + R * e
+            if i < UP:
+                out[i, j] = v[lane, e] if (i < U and j < U) else 0
+    return out
 worst = 0
-for UP, threads_list in ((16, (32, 64, 128, 256)), (8, (32, 64, 128)), (4, (32,))):
-    for threads in threads_list:
-        for U in sorted({UP, max(1, UP - 3), max(1, UP // 2 + 1), 1}):
-            B = 2 * U + 3
-            H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
-            A = H.conj().T @ H + 0.1 * np.eye(U)
-            M = np.eye(UP, dtype=complex); M[:U, :U] = A
-            out = emulate(M, U, UP, threads, 1e-6)
-            ref = np.linalg.inv(A)
-            err = np.abs(out[:U, :U] - ref).max() / np.abs(ref).max()
-            pad = np.abs(out[U:, :]).max(initial=0) + np.abs(out[:, U:]).max(initial=0)
-            worst = max(worst, err)
-            assert err < 1e-4 and pad == 0, (UP, threads, U, err, pad)
-# singular: twin users -> pivot fails
+cases = [("block", UP, t) for UP, ts in ((16, (32, 64, 128, 256)), (8, (32, 64, 128)), (4, (32,)))
+         for t in ts] + [("warp", UP, 32) for UP in (16, 8, 4)]
+for kind, UP, threads in cases:
+    for U in sorted({UP, max(1, UP - 3), max(1, UP // 2 + 1), 1}):
+        B = 2 * U + 3
+        H = (rng.standard_normal((B, U)) + 1j * rng.standard_normal((B, U))) / np.sqrt(2)
+        A = H.conj().T @ H + 0.1 * np.eye(U)
+        M = np.eye(UP, dtype=complex); M[:U, :U] = A
+        if kind == "block":
+            out = emulate_block(M, U, UP, threads, 1e-6)
+        else:  # the load is added inside: pass G
+            G = np.zeros((UP, UP), dtype=complex); G[:U, :U] = A - 0.1 * np.eye(U)
+            out = emulate_warp(G, U, UP, 0.1, 1e-6)
+        ref = np.linalg.inv(A)
+        err = np.abs(out[:U, :U] - ref).max() / np.abs(ref).max()
+        pad = np.abs(out[U:, :]).max(initial=0) + np.abs(out[:, U:]).max(initial=0)
+        worst = max(worst, err)
+        assert err < 1e-4 and pad == 0, (kind, UP, threads, U, err, pad)
+# singular: twin users -> a pivot fails in both
 H = rng.standard_normal((10, 3)) + 0j; H[:, 2] = H[:, 1]
 A = H.conj().T @ H; M = np.eye(16, dtype=complex); M[:3, :3] = A
-print("singular ->", emulate(M, 3, 16, 64, 1e-6 * np.abs(np.diag(A)).max()))
-print("GJ emulation: all cases match numpy's inverse; worst relative error", worst)
+G = np.zeros((16, 16), dtype=complex); G[:3, :3] = A
+pivot = 1e-6 * np.abs(np.diag(A)).max()
+assert emulate_block(M, 3, 16, 64, pivot) is None
+assert emulate_warp(G, 3, 16, 0.0, pivot) is None
+print("singular -> a pivot fails in both, as it should")
+print("GJ emulation (block and warp): all cases match numpy's inverse; worst relative error", worst)
