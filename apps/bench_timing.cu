@@ -15,6 +15,23 @@ namespace mimodet {
 namespace bench {
 
 namespace {
+//! Reads n 16-byte words; the store never happens (flag is 0) but keeps the loads.
+__global__ void
+read_kernel(const uint4* data, unsigned long long n, int flag, uint4* sink)
+{
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+        const uint4 v = data[i];
+        acc.x ^= v.x;
+        acc.y ^= v.y;
+        acc.z ^= v.z;
+        acc.w ^= v.w;
+    }
+    if (flag)
+        *sink = acc;
+}
+
 __global__ void spin_kernel(unsigned long long nanoseconds)
 {
     unsigned long long start, now;
@@ -25,21 +42,36 @@ __global__ void spin_kernel(unsigned long long nanoseconds)
 }
 } // namespace
 
-L2Flusher::L2Flusher()
+L2Flusher::L2Flusher(bool clean)
 {
     int device = 0, l2 = 0;
     MIMODET_CUDA_CHECK(cudaGetDevice(&device));
     MIMODET_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
     d_bytes = 2ul * static_cast<unsigned long>(l2);
     MIMODET_CUDA_CHECK(cudaMalloc(&d_buffer, d_bytes));
+    if (clean) {
+        MIMODET_CUDA_CHECK(cudaMalloc(&d_clean_buffer, d_bytes));
+        MIMODET_CUDA_CHECK(cudaMemset(d_clean_buffer, 0, d_bytes));
+    }
 }
 
-L2Flusher::~L2Flusher() { cudaFree(d_buffer); }
+L2Flusher::~L2Flusher()
+{
+    cudaFree(d_buffer);
+    cudaFree(d_clean_buffer);
+}
 
 void L2Flusher::flush(void* stream)
 {
-    MIMODET_CUDA_CHECK(
-        cudaMemsetAsync(d_buffer, 0x5a, d_bytes, static_cast<cudaStream_t>(stream)));
+    const auto s = static_cast<cudaStream_t>(stream);
+    MIMODET_CUDA_CHECK(cudaMemsetAsync(d_buffer, 0x5a, d_bytes, s));
+    if (d_clean_buffer) {
+        read_kernel<<<1024, 256, 0, s>>>(static_cast<const uint4*>(d_clean_buffer),
+                                         d_bytes / sizeof(uint4),
+                                         0,
+                                         static_cast<uint4*>(d_clean_buffer));
+        MIMODET_CUDA_CHECK_LAUNCH("read_kernel");
+    }
 }
 
 void hold_stream(void* stream, double microseconds)

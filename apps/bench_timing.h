@@ -15,16 +15,21 @@ namespace bench {
 
 /*! Evicts the L2 cache before a timed region (writes a buffer twice its size on
  * `stream`), so small configurations are timed from device memory as the floors assume.
+ * That write leaves the L2 full of dirty lines, whose write-back to device memory then
+ * falls in the timed region. `clean` also reads a second buffer twice the L2's size
+ * after it, so that the write-back happens before the region and the L2 holds clean
+ * lines (the state Nsight Compute's cache control leaves).
  */
 class L2Flusher
 {
 public:
-    L2Flusher();
+    explicit L2Flusher(bool clean = false);
     ~L2Flusher();
     void flush(void* stream);
 
 private:
     void* d_buffer = nullptr;
+    void* d_clean_buffer = nullptr; //!< read after the write when clean
     unsigned long d_bytes = 0;
 };
 

@@ -11,7 +11,9 @@
  * For the GPU (median of --reps after warm-up):
  *   kernel-only  set_channel + detect on data already on the device, per frame, timed with
  *                CUDA events after an L2 flush and with the stream held until all launches
- *                are queued (so the events time the GPU, not the host's launch rate)
+ *                are queued (so the events time the GPU, not the host's launch rate);
+ *                the flush leaves dirty lines whose write-back is timed, --l2 clean
+ *                writes them back first (L2Flusher)
  *   end-to-end   the same from pinned host memory (channel and symbols up, LLRs down, as
  *                li2015) through the engine's stream pipeline, timed with the host clock;
  *                pageable buffers (a GNU Radio block's) add a staging copy not timed here.
@@ -243,6 +245,7 @@ Result bench_cuda(const BenchConfig& c,
                   int reps,
                   int streams,
                   bool fuse,
+                  bool clean_l2,
                   const std::vector<int>& devices,
                   const Bandwidth& bw)
 {
@@ -280,7 +283,7 @@ Result bench_cuda(const BenchConfig& c,
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
     // Each timed frame starts with a cold L2 and with all its launches already queued.
-    bench::L2Flusher flusher;
+    bench::L2Flusher flusher(clean_l2);
     cudaEvent_t e_mid;
     CHECK(cudaEventCreate(&e_mid));
     std::vector<double> kernel_ms, prepare_ms, equalize_ms;
@@ -392,6 +395,7 @@ void usage()
         << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
            "N]\n"
            "                     [--streams S] [--devices D[,D...]] [--fuse on|off]\n"
+           "                     [--l2 dirty|clean]\n"
            "                     [--json FILE]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
@@ -408,7 +412,8 @@ int main(int argc, char** argv)
         std::map<std::string, std::string> opt{
             { "--config", "all" }, { "--backend", "cuda" }, { "--reps", "20" },
             { "--streams", "3" },  { "--device", "0" },     { "--modulation", "16qam" },
-            { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" }
+            { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" },
+            { "--l2", "dirty" }
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -451,6 +456,10 @@ int main(int argc, char** argv)
         if (opt["--fuse"] != "on" && opt["--fuse"] != "off")
             throw std::invalid_argument("--fuse: on or off, not '" + opt["--fuse"] + "'");
         [[maybe_unused]] const bool fuse = opt["--fuse"] == "on";
+        if (opt["--l2"] != "dirty" && opt["--l2"] != "clean")
+            throw std::invalid_argument("--l2: dirty or clean, not '" + opt["--l2"] +
+                                        "'");
+        [[maybe_unused]] const bool clean_l2 = opt["--l2"] == "clean";
         // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
         std::vector<int> devices;
         {
@@ -521,7 +530,7 @@ int main(int argc, char** argv)
             Result r;
 #ifdef MIMODET_HAVE_CUDA
             if (gpu)
-                r = bench_cuda(c, reps, streams, fuse, devices, bw);
+                r = bench_cuda(c, reps, streams, fuse, clean_l2, devices, bw);
             else
 #endif
                 r = bench_cpu(c, reps);
@@ -557,6 +566,7 @@ int main(int argc, char** argv)
                 for (std::size_t i = 0; i < devices.size(); ++i)
                     out << (i ? ", " : "") << devices[i];
                 out << "],\n  \"streams\": " << streams << ",\n";
+                out << "  \"l2_before_timing\": \"" << opt["--l2"] << "\",\n";
             }
 #endif
             out << "  \"results\": [\n";
