@@ -450,6 +450,25 @@ TEST(CudaDetector, DeviceInterfaceMatchesHostInterface)
     }
 }
 
+namespace {
+
+//! The bad inputs of the device-API tests, in frame f of nsym symbols: a NaN in H on
+//! subcarrier 2, user 3 dead on subcarrier 6, (no_user_on_8) no user on subcarrier 8,
+//! and an infinite y on subcarrier 9 in the last symbol.
+void damage(Frame& f, const Dims& d, std::size_t nsym, bool no_user_on_8)
+{
+    f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f);
+    for (std::size_t b = 0; b < d.num_antennas; ++b) {
+        f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f);
+        if (no_user_on_8)
+            for (std::size_t u = 0; u < d.num_users; ++u)
+                f.h[d.channel_index(8, b, u)] = cf32(0.0f, 0.0f);
+    }
+    f.y[(nsym - 1) * d.rx_items() + d.rx_index(9, 4)] = cf32(INFINITY, 0.0f);
+}
+
+} // namespace
+
 TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
 {
     // cg/cr through the device API: 1 symbol x 2 (3 + 1) products < U = 32 does not pay
@@ -460,11 +479,7 @@ TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
         for (auto mod : { Modulation::qpsk, Modulation::qam64 }) {
             const Case c{ 32, 32, 96, 1, mod, mode, 3, 20.0, 0.0 };
             Frame f = frame_of(c, 77);
-            const Dims d = config_of(c, Backend::cpu).dims();
-            f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
-            for (std::size_t b = 0; b < d.num_antennas; ++b)
-                f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
-            f.y[d.rx_index(9, 4)] = cf32(INFINITY, 0.0f);         // bad y on sc 9
+            damage(f, config_of(c, Backend::cpu).dims(), c.nsym, false);
             auto cpu = make_detector(config_of(c, Backend::cpu));
             const Outputs r = run(*cpu, f, c.nsym);
 
@@ -495,14 +510,7 @@ namespace {
 void expect_first_call_prepares_the_channel(const Case& c)
 {
     Frame f = frame_of(c, 91);
-    const Dims d = config_of(c, Backend::cpu).dims();
-    f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
-    for (std::size_t b = 0; b < d.num_antennas; ++b) {
-        f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
-        for (std::size_t u = 0; u < d.num_users; ++u)
-            f.h[d.channel_index(8, b, u)] = cf32(0.0f, 0.0f); // none on sc 8
-    }
-    f.y[(c.nsym - 1) * d.rx_items() + d.rx_index(9, 4)] = cf32(INFINITY, 0.0f);
+    damage(f, config_of(c, Backend::cpu).dims(), c.nsym, true);
     auto cpu = make_detector(config_of(c, Backend::cpu));
     const Outputs r = run(*cpu, f, c.nsym);
     cuda::CudaDetector gpu(config_of(c, Backend::cuda));
