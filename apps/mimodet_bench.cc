@@ -21,13 +21,16 @@
  *                between them (MultiGpuDetector); the bound below stays the first GPU's
  *   baseline     li2015's cuBLAS/cuSOLVER pipeline (cublas_baseline.cu), timed like
  *                kernel-only, Cholesky mode only
+ *   issue us     host time to queue one detect_device call on a formed channel, with
+ *                the GPU held so that only the queuing is timed (mean of 32 calls)
  * and, measured in the same run, the device-to-device copy bandwidth (bytes read + written)
  * and the host-to-device and device-to-host bandwidths, which set the floors:
  *   kernel floor = (H + y + LLR bytes, each once) / D2D bandwidth
  *   e2e bound    = max((H + y bytes) / H2D, LLR bytes / D2H)
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
  * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
- * is --devices D); --streams sets the end-to-end engines' CUDA streams. Kernel-only goes
+ * is --devices D); --streams sets the end-to-end engines' CUDA streams and --graphs off
+ * keeps them from replaying recurring chunks as CUDA graphs (EngineOptions). Kernel-only goes
  * through the device API, where the detect call prepares the channel itself (fused into
  * its equalize kernel; --fuse off: the prepare kernel first, in the same call), so
  * "prep ms" (the time to the end of set_channel_device) is ~0 and "eq ms" is all of it.
@@ -160,6 +163,9 @@ struct Result {
     //! In-run cuBLAS/cuSOLVER baseline (li2015's library approach; chol only): its
     //! kernel-only time and the share of confident hard decisions it agrees on with ours.
     double baseline_ms = 0, baseline_agreement = 0;
+    //! Host time to queue one detect_device call on a formed channel (the GPU held, so
+    //! that only the queuing is timed): the launch overhead that CUDA graphs cut.
+    double issue_us = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
@@ -245,6 +251,7 @@ Result bench_cuda(const BenchConfig& c,
                   int reps,
                   int streams,
                   bool fuse,
+                  bool graphs,
                   bool clean_l2,
                   const std::vector<int>& devices,
                   const Bandwidth& bw)
@@ -261,6 +268,7 @@ Result bench_cuda(const BenchConfig& c,
     opt.device = device;
     opt.streams = streams;
     opt.fuse_prepare = fuse;
+    opt.graphs = graphs;
     cuda::CudaDetector det(detector_config(c, Backend::cuda), opt);
     const Dims d = det.config().dims();
     const std::size_t y_count = c.nsym * d.rx_items(), llr_count = c.nsym * d.llr_items();
@@ -308,6 +316,27 @@ Result bench_cuda(const BenchConfig& c,
     }
     CHECK(cudaEventDestroy(e_mid));
     r.kernel_ms = median(kernel_ms);
+    {
+        // The queuing of detect_device calls on a formed channel, behind a spin kernel
+        // that holds the GPU for longer than the queuing takes. Untimed: the calls up
+        // to the one that forms the channel (cg/cr calls of few symbols iterate from H
+        // alone until forming A pays; a kernel's first launch also loads it), then the
+        // graph cache's first sight and capture when graphs are on.
+        det.set_channel_device(dh[0]->get(), frames[0].n0, stream);
+        for (int i = 0; i < 64 && !det.matrix_formed(); ++i)
+            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+        CHECK(cudaStreamSynchronize(stream));
+        constexpr int kUntimed = 2, kTimed = 32;
+        bench::hold_stream(stream, 20000.0);
+        for (int i = 0; i < kUntimed; ++i)
+            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kTimed; ++i)
+            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+        const auto t1 = std::chrono::steady_clock::now();
+        CHECK(cudaStreamSynchronize(stream));
+        r.issue_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / kTimed;
+    }
     r.prepare_ms = median(prepare_ms);
     r.equalize_ms = median(equalize_ms);
 
@@ -395,7 +424,7 @@ void usage()
         << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
            "N]\n"
            "                     [--streams S] [--devices D[,D...]] [--fuse on|off]\n"
-           "                     [--l2 dirty|clean]\n"
+           "                     [--graphs on|off] [--l2 dirty|clean]\n"
            "                     [--json FILE]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
@@ -413,7 +442,7 @@ int main(int argc, char** argv)
             { "--config", "all" }, { "--backend", "cuda" }, { "--reps", "20" },
             { "--streams", "3" },  { "--device", "0" },     { "--modulation", "16qam" },
             { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" },
-            { "--l2", "dirty" }
+            { "--graphs", "on" },  { "--l2", "dirty" }
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -456,6 +485,10 @@ int main(int argc, char** argv)
         if (opt["--fuse"] != "on" && opt["--fuse"] != "off")
             throw std::invalid_argument("--fuse: on or off, not '" + opt["--fuse"] + "'");
         [[maybe_unused]] const bool fuse = opt["--fuse"] == "on";
+        if (opt["--graphs"] != "on" && opt["--graphs"] != "off")
+            throw std::invalid_argument("--graphs: on or off, not '" + opt["--graphs"] +
+                                        "'");
+        [[maybe_unused]] const bool graphs = opt["--graphs"] == "on";
         if (opt["--l2"] != "dirty" && opt["--l2"] != "clean")
             throw std::invalid_argument("--l2: dirty or clean, not '" + opt["--l2"] +
                                         "'");
@@ -501,11 +534,12 @@ int main(int argc, char** argv)
             for (int d : devices)
                 list += (list.empty() ? "" : ",") + std::to_string(d);
             std::printf(
-                "# end-to-end on GPUs %s (%s), %d streams each; kernel-only with "
-                "the channel prepared %s\n",
+                "# end-to-end on GPUs %s (%s), %d streams each, CUDA graphs %s; "
+                "kernel-only with the channel prepared %s\n",
                 list.c_str(),
                 devices.size() > 1 ? "subcarriers split between them" : "one engine",
                 streams,
+                graphs ? "on" : "off",
                 fuse ? "in the first detect call's kernel where it fits (--fuse on)"
                      : "by the prepare kernel (--fuse off)");
         }
@@ -513,7 +547,7 @@ int main(int argc, char** argv)
         if (gpu)
             throw std::runtime_error("this build has no CUDA backend; use --backend cpu");
 #endif
-        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s %9s %8s\n",
+        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s %9s %8s %8s\n",
                     "config",
                     "kernel Mb/s",
                     "e2e Mb/s",
@@ -525,12 +559,13 @@ int main(int argc, char** argv)
                     "bound%",
                     "BER",
                     "cuBLAS ms",
-                    "x cuBLAS");
+                    "x cuBLAS",
+                    "issue us");
         for (const auto& c : configs) {
             Result r;
 #ifdef MIMODET_HAVE_CUDA
             if (gpu)
-                r = bench_cuda(c, reps, streams, fuse, clean_l2, devices, bw);
+                r = bench_cuda(c, reps, streams, fuse, graphs, clean_l2, devices, bw);
             else
 #endif
                 r = bench_cpu(c, reps);
@@ -538,7 +573,7 @@ int main(int argc, char** argv)
             auto mbps = [&](double ms) { return ms > 0 ? r.bits / (ms * 1e3) : 0.0; };
             std::printf(
                 "%-32s %12.1f %12.1f %10.4f %10.4f %10.4f %10.4f %8.1f %8.1f %9.2e %9.4f "
-                "%8.1f\n",
+                "%8.1f %8.1f\n",
                 c.name.c_str(),
                 mbps(r.kernel_ms),
                 mbps(r.e2e_ms),
@@ -551,7 +586,8 @@ int main(int argc, char** argv)
                                                    : 0.0,
                 r.ber,
                 r.baseline_ms,
-                r.baseline_ms > 0 && r.kernel_ms > 0 ? r.baseline_ms / r.kernel_ms : 0.0);
+                r.baseline_ms > 0 && r.kernel_ms > 0 ? r.baseline_ms / r.kernel_ms : 0.0,
+                r.issue_us);
             std::fflush(stdout);
         }
         if (opt.count("--json")) {
@@ -567,6 +603,7 @@ int main(int argc, char** argv)
                     out << (i ? ", " : "") << devices[i];
                 out << "],\n  \"streams\": " << streams << ",\n";
                 out << "  \"l2_before_timing\": \"" << opt["--l2"] << "\",\n";
+                out << "  \"graphs\": " << (graphs ? "true" : "false") << ",\n";
             }
 #endif
             out << "  \"results\": [\n";
@@ -587,7 +624,8 @@ int main(int argc, char** argv)
                     << ", \"cublas_baseline_agreement\": " << r.baseline_agreement
                     << ", \"kernel_floor_ms\": " << r.kernel_floor_ms
                     << ", \"e2e_bound_ms\": " << r.e2e_bound_ms << ", \"ber\": " << r.ber
-                    << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+                    << ", \"issue_us\": " << r.issue_us << "}"
+                    << (i + 1 < results.size() ? "," : "") << "\n";
             }
             out << "  ]\n}\n";
         }

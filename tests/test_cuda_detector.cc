@@ -17,6 +17,7 @@
 #include <mimodet/channel_sim.h>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace mimodet;
@@ -751,4 +752,103 @@ TEST(CudaDetector, SetChannelReturnsOnceHIsReadAndCountsItsStatusLater)
             EXPECT_EQ(s.unusable_user_channels, want.stats.unusable_user_channels)
                 << what;
         }
+}
+
+TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
+{
+    // Frames through two engines alike but for EngineOptions::graphs: the same kernels on
+    // the same chunks, so the same outputs and statistics bit for bit, for staged and
+    // pinned buffers, with x_hat and without, across channels (other noise variances, a
+    // bad sample) and through the device API; and once a chunk has recurred, every chunk
+    // of a call is a graph replay.
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg }) {
+        const Case c{ 64, 8, 32, 37, Modulation::qam16, mode, 3, 12.0, 0.0 };
+        const Dims d = config_of(c, Backend::cpu).dims();
+        cuda::EngineOptions opt;
+        opt.streams = 2;
+        opt.chunk_bytes = 8 * d.rx_items() * sizeof(cf32); // 5 chunks, the last of 5
+        constexpr std::uint64_t kChunks = 5;
+        cuda::EngineOptions plain = opt;
+        plain.graphs = false;
+        cuda::CudaDetector with(config_of(c, Backend::cuda), opt);
+        cuda::CudaDetector without(config_of(c, Backend::cuda), plain);
+        cuda::Buffer<cf32> y(c.nsym * d.rx_items(), true);
+        cuda::Buffer<float> llr(c.nsym * d.llr_items(), true);
+        cuda::Buffer<cf32> x_hat(c.nsym * d.symbol_items(), true);
+        auto same_bytes = [](const auto& a, const auto& b) {
+            return a.size() == b.size() &&
+                   std::memcmp(a.data(), b.data(), a.size() * sizeof(a[0])) == 0;
+        };
+        for (int k = 0; k < 4; ++k) {
+            Frame f = frame_of(c, 70 + static_cast<std::uint64_t>(k));
+            f.n0 *= 1.0f + 0.5f * k;
+            if (k == 2)
+                f.y[3 * d.rx_items() + d.rx_index(4, 1)] = cf32(NAN, 0.0f);
+            for (bool pinned : { false, true })
+                for (bool with_x : { false, true }) {
+                    const std::string what =
+                        to_string(mode) + " frame " + std::to_string(k) +
+                        (pinned ? " pinned" : " staged") + (with_x ? " with x_hat" : "");
+                    auto outputs_of = [&](cuda::CudaDetector& gpu) {
+                        Outputs o;
+                        o.llr.assign(llr.size(), NAN); // poisoned
+                        o.x_hat.assign(x_hat.size(), cf32(NAN, NAN));
+                        gpu.set_channel(f.h.data(), f.n0);
+                        if (pinned) {
+                            std::copy(f.y.begin(), f.y.end(), y.get());
+                            std::copy(o.llr.begin(), o.llr.end(), llr.get());
+                            std::copy(o.x_hat.begin(), o.x_hat.end(), x_hat.get());
+                            gpu.detect(y.get(),
+                                       c.nsym,
+                                       llr.get(),
+                                       with_x ? x_hat.get() : nullptr);
+                            std::copy(llr.get(), llr.get() + llr.size(), o.llr.begin());
+                            std::copy(
+                                x_hat.get(), x_hat.get() + x_hat.size(), o.x_hat.begin());
+                        } else {
+                            gpu.detect(f.y.data(),
+                                       c.nsym,
+                                       o.llr.data(),
+                                       with_x ? o.x_hat.data() : nullptr);
+                        }
+                        o.stats = gpu.stats();
+                        return o;
+                    };
+                    const std::uint64_t replays = with.graph_replays();
+                    const Outputs a = outputs_of(with), b = outputs_of(without);
+                    for (float v : a.llr)
+                        ASSERT_TRUE(std::isfinite(v)) << what << ": an LLR not written";
+                    EXPECT_TRUE(same_bytes(a.llr, b.llr)) << what;
+                    EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << what;
+                    EXPECT_EQ(a.stats.bad_sample_vectors, b.stats.bad_sample_vectors)
+                        << what;
+                    EXPECT_EQ(a.stats.symbols, b.stats.symbols) << what;
+                    // frame 0 sees each chunk first; from frame 1 on (captured there)
+                    // each is a graph launch
+                    if (k >= 1)
+                        EXPECT_EQ(with.graph_replays() - replays, kChunks) << what;
+                }
+        }
+        EXPECT_EQ(with.stats().bad_sample_vectors, 4u) << "frame 2, four times";
+        EXPECT_EQ(without.graph_replays(), 0u);
+
+        // The device API: the first call on a channel prepares it, the next ones are the
+        // same formed launch (its first sight, then the capture, then replays).
+        const Frame f = frame_of(c, 80);
+        const Outputs like = run(without, f, c.nsym);
+        DeviceFrame dev(f, like);
+        auto device_outputs = [&](cuda::CudaDetector& gpu) {
+            gpu.set_channel_device(dev.h.get(), f.n0);
+            Outputs last;
+            for (int call = 0; call < 4; ++call)
+                last = dev.detect(gpu, c.nsym);
+            return last;
+        };
+        const std::uint64_t before = with.graph_replays();
+        const Outputs a = device_outputs(with), b = device_outputs(without);
+        EXPECT_EQ(with.graph_replays() - before, 2u) << to_string(mode) << ", device API";
+        EXPECT_TRUE(same_bytes(a.llr, b.llr)) << to_string(mode) << ", device API";
+        EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << to_string(mode) << ", device API";
+    }
 }

@@ -6,6 +6,7 @@
 
 #include "cuda_check.h"
 #include "cuda_detector.h"
+#include "graph_cache.h"
 #include "kernels.h"
 #include <algorithm>
 #include <atomic>
@@ -261,6 +262,8 @@ struct CudaDetector::Impl {
 
     DetectorStats stats;
     bool device_selected = false; // acquire() got as far as cudaSetDevice
+    //! Recurring equalize launches and their downloads, as graphs (EngineOptions::graphs).
+    GraphCache graphs;
 
     Impl(const DetectorConfig& c, const EngineOptions& o)
         : config(c),
@@ -360,6 +363,7 @@ struct CudaDetector::Impl {
         cudaSetDevice(options.device);
         if (last_use)
             cudaEventSynchronize(last_use);
+        graphs.clear();
         if (channel_stream) {
             cudaStreamSynchronize(channel_stream);
             cudaStreamDestroy(channel_stream);
@@ -482,18 +486,15 @@ struct CudaDetector::Impl {
         symbols_on_channel = 0;
     }
 
-    void equalize(const float2* d_y,
-                  std::size_t n,
-                  float* d_llr,
-                  float2* d_x_hat,
-                  cudaStream_t stream)
+    //! The equalize kernel's arguments for n symbols on the channel in force (n0 only
+    //! where the matrix-free kernel reads it: the others take the prepared gains, and a
+    //! graph of them stays valid across channels of other noise variances).
+    EqualizeArgs equalize_args(const float2* d_y,
+                               std::size_t n,
+                               float* d_llr,
+                               float2* d_x_hat,
+                               bool matrix_free) const
     {
-        symbols_on_channel += n;
-        const bool matrix_free = !a_formed && matrix_free_for(symbols_on_channel);
-        const bool fused = options.fuse_prepare && !a_formed && !matrix_free &&
-                           fused_supported(mode, static_cast<int>(dims.num_users), n);
-        if (!a_formed && !matrix_free && !fused) // forming A pays, in its own kernel
-            prepare(channel, n0, stream);
         EqualizeArgs a{};
         a.y = d_y;
         a.num_symbols = n;
@@ -502,7 +503,7 @@ struct CudaDetector::Impl {
         a.num_users = static_cast<int>(dims.num_users);
         a.mode = mode;
         a.iterations = static_cast<int>(config.iterations);
-        a.n0 = n0;
+        a.n0 = matrix_free ? n0 : 0.0f;
         a.h = channel;
         a.a = d_a;
         a.rho = d_rho;
@@ -515,18 +516,85 @@ struct CudaDetector::Impl {
         a.llr = d_llr;
         a.x_hat = d_x_hat;
         a.bad_sample_count = d_bad_samples;
+        return a;
+    }
+
+    /*! Equalizes n symbols on `stream`, then enqueues copies_out(stream) (a chunk's
+     * downloads, or nothing). On a formed channel that is the same work whenever the
+     * arguments and `outputs` (what copies_out depends on) recur: with
+     * EngineOptions::graphs it goes through the graph cache, so that a recurring chunk is
+     * one graph launch instead of the kernel's launch (and the host-side choice of its
+     * configuration) and the copies. */
+    template <typename CopiesOut>
+    void equalize(const float2* d_y,
+                  std::size_t n,
+                  float* d_llr,
+                  float2* d_x_hat,
+                  cudaStream_t stream,
+                  const GraphKey& outputs,
+                  CopiesOut&& copies_out)
+    {
+        symbols_on_channel += n;
+        if (a_formed) {
+            const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, false);
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+            auto work = [&](cudaStream_t s) {
+                launch_equalize(a, s);
+                copies_out(s);
+            };
+            if (options.graphs)
+                graphs.launch(stream, key_of(a, outputs), work);
+            else
+                work(stream);
+            return;
+        }
+        const bool matrix_free = matrix_free_for(symbols_on_channel);
+        const bool fused = options.fuse_prepare && !matrix_free &&
+                           fused_supported(mode, static_cast<int>(dims.num_users), n);
+        if (!matrix_free && !fused) // forming A pays, in its own kernel
+            prepare(channel, n0, stream);
+        const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, matrix_free);
         if (fused) {
             wait_for_channel(stream);
             launch_equalize_fused(a, prepare_args(channel, n0), stream);
             MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
             a_formed = true;
-            return;
+        } else {
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+            if (matrix_free)
+                launch_equalize_matrix_free(a, stream);
+            else
+                launch_equalize(a, stream);
         }
-        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
-        if (matrix_free)
-            launch_equalize_matrix_free(a, stream);
-        else
-            launch_equalize(a, stream);
+        copies_out(stream);
+    }
+
+    //! The graph key of an equalize launch followed by copies that depend on `outputs`:
+    //! every argument but the demapping table, which is the engine's for its lifetime.
+    static GraphKey key_of(const EqualizeArgs& a, const GraphKey& outputs)
+    {
+        static_assert(sizeof(EqualizeArgs) == 192,
+                      "a new field of EqualizeArgs belongs in its graph key");
+        GraphKey k = outputs;
+        k.add(a.y)
+            .add(a.num_symbols)
+            .add(a.num_subcarriers)
+            .add(a.num_antennas)
+            .add(a.num_users)
+            .add(a.mode)
+            .add(a.iterations)
+            .add(a.n0)
+            .add(a.h)
+            .add(a.a)
+            .add(a.rho)
+            .add(a.inv_lambda)
+            .add(a.status)
+            .add(a.llr_sign)
+            .add(a.llr_clip)
+            .add(a.llr)
+            .add(a.x_hat)
+            .add(a.bad_sample_count);
+        return k;
     }
 
     //! Waits for a slot's chunk and, when staged, copies its outputs to the caller's
@@ -568,6 +636,7 @@ DetectorStats CudaDetector::stats() const
 std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
 int CudaDetector::device() const { return d_impl->options.device; }
 bool CudaDetector::matrix_formed() const { return d_impl->a_formed; }
+std::uint64_t CudaDetector::graph_replays() const { return d_impl->graphs.replays(); }
 
 void CudaDetector::synchronize()
 {
@@ -659,7 +728,9 @@ void CudaDetector::detect_device(
                n_symbols,
                d_llr,
                reinterpret_cast<float2*>(d_x_hat),
-               s);
+               s,
+               GraphKey{},
+               [](cudaStream_t) {});
     MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
     m.stats.symbols += n_symbols;
 }
@@ -708,36 +779,41 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(
                 s.d_y, s.h_y, count * y_row, cudaMemcpyHostToDevice, s.stream));
         }
-        m.equalize(s.d_y, count, s.d_llr, x_hat ? s.d_x_hat : nullptr, s.stream);
-        if (direct)
-            copy_rows_async(llr + first * m.llr_stride,
-                            m.llr_stride * sizeof(float),
-                            s.d_llr,
-                            llr_row,
-                            llr_row,
-                            count,
-                            cudaMemcpyDeviceToHost,
-                            s.stream);
-        else
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-                s.h_llr, s.d_llr, count * llr_row, cudaMemcpyDeviceToHost, s.stream));
-        if (x_hat) {
-            if (direct)
-                copy_rows_async(x_hat + first * m.x_hat_stride,
-                                m.x_hat_stride * sizeof(cf32),
-                                s.d_x_hat,
-                                x_row,
-                                x_row,
-                                count,
-                                cudaMemcpyDeviceToHost,
-                                s.stream);
-            else
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(s.h_x_hat,
-                                                   s.d_x_hat,
-                                                   count * x_row,
-                                                   cudaMemcpyDeviceToHost,
-                                                   s.stream));
-        }
+        // The downloads: straight into the caller's rows, or into the slot's staging.
+        void* llr_dst = direct ? static_cast<void*>(llr + first * m.llr_stride)
+                               : static_cast<void*>(s.h_llr);
+        const std::size_t llr_pitch = direct ? m.llr_stride * sizeof(float) : llr_row;
+        void* x_dst = !x_hat ? nullptr
+                      : direct ? static_cast<void*>(x_hat + first * m.x_hat_stride)
+                               : static_cast<void*>(s.h_x_hat);
+        const std::size_t x_pitch = direct ? m.x_hat_stride * sizeof(cf32) : x_row;
+        GraphKey outputs;
+        outputs.add(llr_dst).add(llr_pitch).add(x_dst).add(x_pitch).add(count);
+        m.equalize(s.d_y,
+                   count,
+                   s.d_llr,
+                   x_hat ? s.d_x_hat : nullptr,
+                   s.stream,
+                   outputs,
+                   [&](cudaStream_t stream) {
+                       copy_rows_async(llr_dst,
+                                       llr_pitch,
+                                       s.d_llr,
+                                       llr_row,
+                                       llr_row,
+                                       count,
+                                       cudaMemcpyDeviceToHost,
+                                       stream);
+                       if (x_dst)
+                           copy_rows_async(x_dst,
+                                           x_pitch,
+                                           s.d_x_hat,
+                                           x_row,
+                                           x_row,
+                                           count,
+                                           cudaMemcpyDeviceToHost,
+                                           stream);
+                   });
         MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
         s.first = first;
         s.count = count;

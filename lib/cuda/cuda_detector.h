@@ -85,6 +85,10 @@ struct EngineOptions {
     //! Device API: let the first detect call on a channel prepare it inside its equalize
     //! kernel (off: the prepare kernel, then equalize; for measurements).
     bool fuse_prepare = true;
+    //! Replay a formed channel's recurring equalize launch and downloads (a chunk of the
+    //! same size, buffers and channel as before) as a CUDA graph
+    //! (lib/cuda/graph_cache.h).
+    bool graphs = true;
 };
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
@@ -98,7 +102,9 @@ struct EngineOptions {
  * symbols per channel skip A and iterate from H alone. detect() on host memory
  * pipelines upload, kernels and download over several streams through pinned staging
  * buffers (or by DMA straight from and to pinned caller buffers), with the row strides of
- * EngineOptions::host_layout.
+ * EngineOptions::host_layout. Once the channel is formed, a chunk that recurs (same size,
+ * buffers and channel: every chunk of a steady stream of frames) launches its equalize
+ * kernel and downloads as one CUDA graph (EngineOptions::graphs).
  */
 class CudaDetector : public Detector
 {
@@ -137,6 +143,8 @@ public:
     bool matrix_formed() const;
     //! Waits for all work of the engine.
     void synchronize();
+    //! Equalize launches (with their downloads) replayed from CUDA graphs so far.
+    std::uint64_t graph_replays() const;
     int device() const;
 
 private:

@@ -50,7 +50,7 @@ struct EqualizeArgs {
     int num_subcarriers, num_antennas, num_users;
     KernelMode mode;
     int iterations;
-    float n0;
+    float n0; //!< read by the matrix-free kernel only (the others: the prepared gains)
     const float2* h;
     const float2* a; //!< A^-1 (chol/zf) or A (cg/cr); unused by the matrix-free kernel
     const float* rho;
