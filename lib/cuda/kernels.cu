@@ -46,33 +46,34 @@ long long waves(long long blocks, long long slots)
                      : std::numeric_limits<long long>::max();
 }
 
-/* Per-channel preparation: a block of up to four warps per subcarrier, each warp taking
- * every warps-th chunk of 32 antennas. Partial Gram matrices are register-tiled over the
- * lanes and summed in a fixed order. cg/cr keep A = G + N0 I; chol/zf factor A in
- * registers on one warp (lane i owns row i of L, columns broadcast by shuffles) and form
- * A^-1 column by column, a lane per column, by triangular solves. */
+/* Per-channel preparation: a block of up to four (six for U > 16) warps per subcarrier,
+ * each warp taking every warps-th chunk of 32 antennas. Partial Gram matrices are
+ * register-tiled over the lanes and summed in a fixed order. cg/cr keep A = G + N0 I;
+ * chol/zf invert A = G + load I on the whole block by Gauss-Jordan elimination
+ * (finish_channel_block, as the fused kernel). */
 
 //! Antennas of H staged in shared memory at a time.
 constexpr int kPrepareChunk = 32;
 
-//! Most warps per subcarrier; U > 16 takes three so that the block fits in 64 KiB of
-//! shared memory (the opt-in limit of sm_75).
-__host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 3 : 4; }
+//! Most warps per subcarrier; U > 16 takes six, as many as fit in 64 KiB of shared memory
+//! (the opt-in limit of sm_75): li2015's 256x32 has 128 subcarriers, a block per SM, whose
+//! warps are all the SM has to hide the latencies of the Gram sums and the inversion.
+__host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 6 : 4; }
 
 //! Whether the fused kernel finishes chol/zf channels for UP users (invert_warp keeps
 //! (UP * UP) / 32 entries per lane in registers).
 __host__ __device__ constexpr bool fused_direct_supported(int up) { return up <= 16; }
 
 template <int UP>
-struct PrepareWarpSmem {
-    float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H; then A^-1 on the way out
-    float2 l[UP][UP + 1];            //!< the warp's partial G, then the Cholesky factor
-    float inv_diag[UP];              //!< 1 / L_kk
+union PrepareWarpSmem {
+    float2 h[kPrepareChunk][UP + 1]; //!< a chunk of H
+    float2 g[UP][UP + 1]; //!< then the warp's partial G; the first warp's: scratch after
 };
 
 template <int UP>
 struct PrepareBlockSmem {
-    float2 g[UP][UP + 1]; //!< G = H^H H, the warps' parts summed
+    float2 g[UP][UP + 1]; //!< G = H^H H, the warps' parts summed; then A or A^-1
+    float scalars[2];     //!< chol/zf: the gains, from the first warp to the block
 };
 
 template <int UP>
@@ -168,36 +169,6 @@ __device__ __forceinline__ void stage_h_chunk(
             dst[idx / UP][idx % UP] = v[t];
         }
     }
-}
-
-/*! In-register Cholesky of the U x U Hermitian matrix whose lower row `lane` is in row[]
- * (lane i < U holds A[i][0..i]). On success row[] holds row `lane` of L. Returns false
- * (for every lane alike) when a pivot is below min_pivot or not finite. */
-template <int UP>
-__device__ __forceinline__ bool
-cholesky_rows(float2 (&row)[UP], int U, int lane, float min_pivot)
-{
-#pragma unroll
-    for (int k = 0; k < UP; ++k) {
-        if (k >= U)
-            break;
-        const float d = __shfl_sync(0xffffffffu, row[k].x, k); // current A_kk
-        if (!(d >= min_pivot) || !isfinite(d))
-            return false;
-        const float inv = rsqrtf(d);
-        if (lane > k)
-            row[k] = cscale(row[k], inv); // L_ik
-        else if (lane == k)
-            row[k] = make_float2(sqrtf(d), 0.0f);
-            // A_ij -= L_ik conj(L_jk) for k < j <= i
-#pragma unroll
-        for (int j = k + 1; j < UP; ++j) {
-            const float2 ljk = shfl(row[k], j);
-            if (j <= lane)
-                row[j] = csub(row[j], cmulc(ljk, row[k]));
-        }
-    }
-    return true;
 }
 
 /*! cg/cr per-user gains from G_uu (li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 +
@@ -336,21 +307,14 @@ channel_load(const PrepareArgs& p, int attempt, float gain_sum)
            (attempt ? kLoading * gain_sum / p.num_users : 0.0f);
 }
 
-/*! One warp's part of the channel state of subcarrier sc from G = H^H H (g, full
- * Hermitian, in shared memory): A = G + N0 I (cg/cr) or A^-1 (chol/zf: Cholesky of
- * A = G + load I with one retry under diagonal loading, then A^-1 a column per lane by a
- * forward and a backward substitution) into p.a and into g; the per-user gains, the
- * status and the unusable count. l and inv_diag_s are scratch. A subcarrier without a
- * usable channel gets kStatusBad and zero gains. kIterative (cg/cr) has its own
- * instantiation: it keeps the registers of the Cholesky and the solves out of cg/cr.
- * Returns whether the channel is usable (not kStatusBad), on every lane. */
-template <int UP, bool kIterative>
-__device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
-                                               int sc,
-                                               float2 (*g)[UP + 1],
-                                               float2 (*l)[UP + 1],
-                                               float* inv_diag_s,
-                                               int lane)
+/*! cg/cr channel state of subcarrier sc by one warp, from G = H^H H (g, full Hermitian,
+ * in shared memory): A = G + N0 I into p.a and into g, li2015's approximate per-user
+ * gains, the status and the unusable count. A subcarrier without a usable channel gets
+ * kStatusBad and zero gains. Returns whether the channel is usable (not kStatusBad), on
+ * every lane. */
+template <int UP>
+__device__ __forceinline__ bool
+finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int lane)
 {
     const int U = p.num_users;
     const bool user_lane = lane < U;
@@ -360,92 +324,23 @@ __device__ __forceinline__ bool finish_channel(const PrepareArgs& p,
         erase_channel(p, sc, false, lane);
         return false;
     }
-
-    if constexpr (kIterative) {
-        __syncwarp(); // every lane has read its G_uu
-        if (user_lane)
-            g[lane][lane].x += p.n0;
-        __syncwarp();
-        write_channel_matrix<UP>(p, sc, g, lane);
-        float r = 0.0f, il = 0.0f;
-        const bool unusable =
-            approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
-        if (user_lane) {
-            p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
-            p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
-        }
-        const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
-        if (lane == 0) {
-            p.status[sc] = kStatusOk;
-            p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
-        }
-        return true;
-    } else {
-        bool factored = false, regularized = false;
-        float load = 0.0f;
-        for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-            load = channel_load(p, attempt, gain_sum);
-            regularized =
-                attempt == 1; // counted like the CPU: whenever loading was needed
-            float2 row[UP];
-#pragma unroll
-            for (int j = 0; j < UP; ++j) {
-                row[j] = (user_lane && j <= lane) ? g[lane][j] : make_float2(0.0f, 0.0f);
-                if (j == lane)
-                    row[j].x += load;
-            }
-            factored =
-                cholesky_rows<UP>(row, U, lane, kMinPivotRatio * (max_gain + load));
-            if (factored && user_lane) {
-#pragma unroll
-                for (int j = 0; j < UP; ++j) {
-                    if (j <= lane)
-                        l[lane][j] = row[j];
-                    if (j == lane) // compile-time register index, unlike row[lane]
-                        inv_diag_s[lane] = 1.0f / row[j].x;
-                }
-            }
-        }
-        if (!factored) {
-            erase_channel(p, sc, regularized, lane);
-            return false;
-        }
-        __syncwarp();
-
-        // Column `lane` of A^-1: L z = e_lane, then L^H x = z.
-        float2 x[UP];
-#pragma unroll
-        for (int j = 0; j < UP; ++j)
-            x[j] = make_float2(j == lane ? 1.0f : 0.0f, 0.0f);
-#pragma unroll
-        for (int i = 0; i < UP; ++i) {
-            if (i < U) {
-                float2 s = x[i];
-#pragma unroll
-                for (int j = 0; j < i; ++j)
-                    s = cfma(make_float2(-l[i][j].x, -l[i][j].y), x[j], s);
-                x[i] = cscale(s, inv_diag_s[i]);
-            }
-        }
-#pragma unroll
-        for (int i = UP - 1; i >= 0; --i) {
-            if (i < U) {
-                float2 s = x[i];
-#pragma unroll
-                for (int j = i + 1; j < UP; ++j)
-                    if (j < U)
-                        s = cfmac(make_float2(-l[j][i].x, -l[j][i].y), x[j], s);
-                x[i] = cscale(s, inv_diag_s[i]);
-            }
-        }
-        // Row `lane` of A^-1 (conj(x): A^-1 is Hermitian) into g.
-        if (user_lane)
-#pragma unroll
-            for (int j = 0; j < UP; ++j)
-                g[lane][j] = conj2(x[j]);
-        __syncwarp();
-        return publish_inverse<UP>(p, sc, g, load, regularized, own_gain, max_gain, lane);
+    __syncwarp(); // every lane has read its G_uu
+    if (user_lane)
+        g[lane][lane].x += p.n0;
+    __syncwarp();
+    write_channel_matrix<UP>(p, sc, g, lane);
+    float r = 0.0f, il = 0.0f;
+    const bool unusable = approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
+    if (user_lane) {
+        p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
+        p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
     }
+    const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
+    if (lane == 0) {
+        p.status[sc] = kStatusOk;
+        p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+    }
+    return true;
 }
 
 /*! (G + load I)^-1 by one warp, for blocks of one warp: the Gauss-Jordan elimination of
@@ -615,9 +510,12 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
     return true;
 }
 
-/*! chol/zf channel state of subcarrier sc by the whole block (the fused kernel), as
- * finish_channel with A^-1 by invert_in_place: a holds G on entry and A^-1 on success
- * (a failed attempt leaves G there for the retry under loading); work is the inversion's
+/*! chol/zf channel state of subcarrier sc by the whole block (the prepare kernel, the
+ * fused kernel): A^-1 of A = G + load I by invert_in_place with the CPU's pivot rule and
+ * one retry under diagonal loading, then publish_inverse (A^-1, the per-user gains, the
+ * status; a subcarrier without a usable channel gets kStatusBad and zero gains). a holds
+ * G on entry and A^-1 on success (a failed attempt leaves G there for the retry under
+ * loading); work is the inversion's
  * scratch (invert_scratch_items); scalars (2 floats) pass the gains from warp 0 to the
  * block; kThreads as for invert_in_place. Every thread of the block must call it.
  * Returns whether the channel is usable, on the first warp's lanes. */
@@ -667,7 +565,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
 
 
 /*! chol/zf channel state of subcarrier sc by one warp of the fused kernel, as
- * finish_channel with A^-1 by invert_warp: a holds G on entry and A^-1 on success (a
+ * finish_channel_block with A^-1 by invert_warp: a holds G on entry and A^-1 on success (a
  * failed attempt leaves G there for the retry under loading). Every lane of the warp
  * must call it; the other warps of the block wait at the caller's barrier. Returns
  * whether the channel is usable, on every lane. */
@@ -715,7 +613,7 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
 
     // Partial G = H^H H over this warp's chunks: lane (rg, cg) accumulates rows rg*TR..
     // and columns cg*TC.., reading TR + TC values of H per TR*TC products. A non-finite
-    // entry of H makes its user's G_uu non-finite, caught in finish_channel.
+    // entry of H makes its user's G_uu non-finite, caught when the channel is finished.
     {
         constexpr int TR = UP / 8, TC = UP / 4;
         const int rg = lane / 4, cg = lane % 4;
@@ -745,23 +643,36 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
                         acc[r][c] = cfmac(hi[r], hj[c], acc[r][c]);
             }
         }
+        __syncwarp(); // the partial G takes the place of the last chunk
 #pragma unroll
         for (int r = 0; r < TR; ++r)
 #pragma unroll
             for (int c = 0; c < TC; ++c)
-                sm.l[rg * TR + r][cg * TC + c] = acc[r][c];
+                sm.g[rg * TR + r][cg * TC + c] = acc[r][c];
     }
     __syncthreads();
     for (int idx = threadIdx.x; idx < UP * UP; idx += blockDim.x) {
         const int i = idx / UP, j = idx % UP;
-        float2 sum = warp_smem[0].l[i][j];
+        float2 sum = warp_smem[0].g[i][j];
         for (int w = 1; w < warps; ++w) // a fixed order: deterministic
-            sum = cadd(sum, warp_smem[w].l[i][j]);
+            sum = cadd(sum, warp_smem[w].g[i][j]);
         blk.g[i][j] = sum;
     }
     __syncthreads();
-    if (warp == 0)
-        finish_channel<UP, kIterative>(p, sc, blk.g, sm.l, sm.inv_diag, lane);
+    if constexpr (kIterative) {
+        if (warp == 0)
+            finish_channel_iterative<UP>(p, sc, blk.g, lane);
+    } else {
+        // chol/zf: A^-1 by Gauss-Jordan on the whole block, in blk.g, with the first
+        // warp's partial G (summed now) as the pivot scratch. One warp's Cholesky and two
+        // triangular solves per column instead, long dependent chains while the other
+        // warps waited, were slower (H100, same run, kernel-only: li2015 256x32 chol N8
+        // 169.4 -> 90.0 us with three warps, its prepare kernel 146 -> 69 us in Nsight
+        // Compute; with the prepare kernel for 16 users (--fuse off) NR slot 64x16 chol
+        // 111.5 -> 92.8, li2015 128x16 chol N8 41.9 -> 23.8).
+        finish_channel_block<UP>(
+            p, sc, blk.g, &warp_smem[0].g[0][0], blk.scalars, threadIdx.x, blockDim.x);
+    }
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1346,7 +1257,7 @@ tile_min_blocks(int up, int symbols, bool compact, bool iterative)
  * staged: on the FP64 tensor cores beside the CUDA cores' H^H Y (kTensorGram), or on
  * the CUDA cores (thread (pair, group) accumulating G_uj for its users u and the columns
  * j = group + G t < UP; S >= UP so that they are covered). Then cg/cr: one warp makes A
- * and the gains (finish_channel); chol/zf (UP <= 16): the block inverts A by
+ * and the gains (finish_channel_iterative); chol/zf (UP <= 16): the block inverts A by
  * Gauss-Jordan (finish_channel_block; finish_channel_warp for blocks of one warp), and
  * the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
@@ -1675,7 +1586,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         constexpr bool kOneWarp = kCompact && base == 32;
         if constexpr (kIterative) {
             if (tid < 32)
-                usable = finish_channel<UP, true>(prep, sc, a_rows, nullptr, nullptr, tid);
+                usable = finish_channel_iterative<UP>(prep, sc, a_rows, tid);
         } else if constexpr (kOneWarp) {
             usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
         } else {
@@ -2109,7 +2020,8 @@ void configure_kernels()
  * partial wave of blocks costs a whole block time. So the choice minimizes waves x (1 +
  * chunks per warp), with the blocks per SM from the occupancy calculator; ties go to
  * more warps. On an H100 this picked the fastest of 1, 2 and 4 warps in each measured
- * case (1024 subcarriers x 128 antennas: 2; 3276 x 64: 1; 128 x 128: 4). */
+ * case (1024 subcarriers x 128 antennas: 2; 3276 x 64: 1; 128 x 128: 4), with the
+ * one-warp Cholesky that chol/zf had then; not measured again since. */
 template <int UP>
 int choose_prepare_warps(const PrepareArgs& args)
 {
