@@ -1025,8 +1025,13 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
     return 256 / up > 8 ? 256 / up : 8;
 }
 
-/*! Antennas per staged chunk: 32, or 16 for chol/zf's small tiles (16 symbols or fewer)
- * on compact grids. There a block is a warp or two and its shared memory, not its
+/*! Antennas per staged chunk: 32, or 16 on compact grids for chol/zf's small tiles (16
+ * symbols or fewer) and for every large tile (32 symbols or more). Large tiles: two
+ * buffers of 16 in about the shared memory of one of 32, so that the next chunk's copies
+ * overlap the products and as many blocks fit (8 per SM for the 1024 x 64 target, held
+ * there by the registers): H100, same run, 3 rounds, target chol 78.7 -> 76.8 us, cg and
+ * cr unchanged (87.4 / 90.4 -> 87.1 / 90.4). MIMODET_LARGE_TILE_CHUNK sets it for
+ * experiments. Small tiles: a block is a warp or two and its shared memory, not its
  * registers, limits the blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits
  * 24 per SM (the register limit; 20 with two buffers) with chunks of 16 and one buffer,
  * instead of 17 with 32 (A after the buffers). H100, with A in the staging too,
@@ -1035,12 +1040,17 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
  * Chunks of 8, double-buffered in about the same shared memory (the scratch spanning
  * both buffers), were slower still (H100, same run: NR 64x16 / 128x16 chol 61.0 / 88.8
  * -> 67.3 / 98.7 us). MIMODET_SMALL_TILE_CHUNK, for experiments, sets that chunk. */
+#ifndef MIMODET_LARGE_TILE_CHUNK
+#define MIMODET_LARGE_TILE_CHUNK 16
+#endif
 __host__ __device__ constexpr int tile_chunk(int symbols, bool compact, bool iterative)
 {
 #ifdef MIMODET_SMALL_TILE_CHUNK
     if (compact && !iterative && symbols <= 16)
         return MIMODET_SMALL_TILE_CHUNK;
 #endif
+    if (compact && symbols >= 32)
+        return MIMODET_LARGE_TILE_CHUNK;
     return compact && !iterative && symbols <= 16 ? 16 : 32;
 }
 
@@ -1590,7 +1600,8 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         } else if constexpr (kOneWarp) {
             usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
         } else {
-            usable = finish_channel_block<UP, kCompact ? base : 0>(
+            // (a block of 128 threads or more is one k-group: tile_shape)
+            usable = finish_channel_block<UP, kCompact || base >= 128 ? base : 0>(
                 prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
         }
         if (tid == 0)
@@ -1899,8 +1910,9 @@ void launch_tiled(const EqualizeArgs& args,
                 (compact && resident_single > resident_double))
                 chosen = single;
         }
-        if (compact && chosen.kgroups != 1) // the compact kernels count on one k-group
-            throw std::logic_error("launch_tiled: several k-groups on a compact grid");
+        // the compact kernels, and those of 128 threads or more, count on one k-group
+        if ((compact || shape.threads / shape.kgroups >= 128) && chosen.kgroups != 1)
+            throw std::logic_error("launch_tiled: several k-groups for a one-k-group kernel");
         kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
             args, prep, chosen.kgroups, chosen.buffers);
     });
