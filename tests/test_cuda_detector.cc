@@ -331,54 +331,58 @@ TEST(CudaDetector, RegularizedZfKeepsThePostZfNoiseOfTheCpu)
 TEST(CudaDetector, FusedKernelRegularizesASingularChannelLikeThePrepareKernel)
 {
     // Twin users on subcarrier 0 make G singular: the first device-API call inverts A in
-    // the fused equalize kernel (Gauss-Jordan, retried under diagonal loading) and must
-    // give what the host API gives through the prepare kernel (Cholesky): finite LLRs,
-    // the same regularized and erased subcarriers, and per-user LLR magnitudes within
-    // 20% on the regularized subcarrier (float rounding on a near-singular system moves
-    // individual LLRs; the gains must not), equal elsewhere to rounding.
+    // the fused equalize kernel (Gauss-Jordan, retried under diagonal loading; one warp
+    // for 8 users, the block for 32) and must give what the host API gives through the
+    // prepare kernel (G summed in another order, its own block's inversion): finite
+    // LLRs, the same regularized and erased subcarriers, and per-user LLR magnitudes
+    // within 20% on the regularized subcarrier (float rounding on a near-singular system
+    // moves individual LLRs; the gains must not), equal elsewhere to rounding.
     SKIP_WITHOUT_GPU();
-    for (auto mode : { DetectorMode::chol, DetectorMode::zf }) {
-        const Case c{ 32, 8, 6, 4, Modulation::qpsk, mode, 3, 10.0, 0.0 };
-        Frame f = frame_with_twin_users(c, 17);
-        if (mode == DetectorMode::chol)
-            f.n0 = 0.0f; // no noise loading: chol meets the singular G too
-        const Dims d = config_of(c, Backend::cpu).dims();
-        cuda::CudaDetector host_gpu(config_of(c, Backend::cuda));
-        const Outputs prepared = run(host_gpu, f, c.nsym);
-        ASSERT_GE(host_gpu.stats().regularized_subcarriers, 1u);
+    for (auto mode : { DetectorMode::chol, DetectorMode::zf })
+        for (std::size_t users : { 8, 32 }) {
+            const Case c{ 4 * users, users, 6, 4, Modulation::qpsk, mode, 3, 10.0, 0.0 };
+            Frame f = frame_with_twin_users(c, 17);
+            if (mode == DetectorMode::chol)
+                f.n0 = 0.0f; // no noise loading: chol meets the singular G too
+            const Dims d = config_of(c, Backend::cpu).dims();
+            cuda::CudaDetector host_gpu(config_of(c, Backend::cuda));
+            const Outputs prepared = run(host_gpu, f, c.nsym);
+            ASSERT_GE(host_gpu.stats().regularized_subcarriers, 1u);
 
-        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
-        cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false);
-        cuda::Buffer<float> dllr(prepared.llr.size(), false);
-        cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
-        cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
-        std::vector<float> fused(prepared.llr.size(), NAN);
-        cuda::copy_to_device(dllr.get(), fused.data(), dllr.bytes()); // poisoned
-        gpu.set_channel_device(dh.get(), f.n0);
-        gpu.detect_device(dy.get(), c.nsym, dllr.get(), nullptr);
-        gpu.synchronize();
-        EXPECT_TRUE(gpu.matrix_formed());
-        cuda::copy_to_host(fused.data(), dllr.get(), dllr.bytes());
-        const std::string what = to_string(mode);
-        const std::size_t q = d.bits_per_symbol;
-        for (std::size_t sc = 0; sc < c.nsc; ++sc)
-            for (std::size_t u = 0; u < c.u; ++u) {
-                double fused_sum = 0, prepared_sum = 0;
-                for (std::size_t s = 0; s < c.nsym; ++s)
-                    for (std::size_t j = 0; j < q; ++j) {
-                        const std::size_t i = s * d.llr_items() + d.llr_index(sc, u, j);
-                        ASSERT_TRUE(std::isfinite(fused[i])) << what << ": LLR " << i;
-                        ASSERT_EQ(fused[i] == 0.0f, prepared.llr[i] == 0.0f)
-                            << what << ": erasure at " << i;
-                        fused_sum += std::abs(fused[i]);
-                        prepared_sum += std::abs(prepared.llr[i]);
-                    }
-                if (prepared_sum == 0.0)
-                    continue;
-                EXPECT_NEAR(fused_sum / prepared_sum, 1.0, sc == 0 ? 0.2 : 1e-3)
-                    << what << ": subcarrier " << sc << ", user " << u;
-            }
-    }
+            cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+            cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false);
+            cuda::Buffer<float> dllr(prepared.llr.size(), false);
+            cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
+            cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
+            std::vector<float> fused(prepared.llr.size(), NAN);
+            cuda::copy_to_device(dllr.get(), fused.data(), dllr.bytes()); // poisoned
+            gpu.set_channel_device(dh.get(), f.n0);
+            gpu.detect_device(dy.get(), c.nsym, dllr.get(), nullptr);
+            gpu.synchronize();
+            EXPECT_TRUE(gpu.matrix_formed());
+            cuda::copy_to_host(fused.data(), dllr.get(), dllr.bytes());
+            const std::string what =
+                to_string(mode) + ", " + std::to_string(users) + " users";
+            const std::size_t q = d.bits_per_symbol;
+            for (std::size_t sc = 0; sc < c.nsc; ++sc)
+                for (std::size_t u = 0; u < c.u; ++u) {
+                    double fused_sum = 0, prepared_sum = 0;
+                    for (std::size_t s = 0; s < c.nsym; ++s)
+                        for (std::size_t j = 0; j < q; ++j) {
+                            const std::size_t i =
+                                s * d.llr_items() + d.llr_index(sc, u, j);
+                            ASSERT_TRUE(std::isfinite(fused[i])) << what << ": LLR " << i;
+                            ASSERT_EQ(fused[i] == 0.0f, prepared.llr[i] == 0.0f)
+                                << what << ": erasure at " << i;
+                            fused_sum += std::abs(fused[i]);
+                            prepared_sum += std::abs(prepared.llr[i]);
+                        }
+                    if (prepared_sum == 0.0)
+                        continue;
+                    EXPECT_NEAR(fused_sum / prepared_sum, 1.0, sc == 0 ? 0.2 : 1e-3)
+                        << what << ": subcarrier " << sc << ", user " << u;
+                }
+        }
 }
 
 TEST(CudaDetector, PipelinedChunksStreamsAndPinnedBuffersGiveTheSameLlrs)
@@ -535,7 +539,7 @@ void expect_first_call_prepares_the_channel(const Case& c)
 TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
 {
     // Through the device API the first detect call on a channel prepares it: calls of
-    // 3..64 symbols inside the equalize kernel (fused; chol/zf for up to 16 users), else
+    // 3..64 symbols inside the equalize kernel (fused, every mode), else
     // with the prepare kernel; later calls use what it left. Against the CPU for every
     // mode, with bad subcarriers, a dead user, a bad y and U not a power of two, for the
     // first call and the second (prepared channel).

@@ -219,8 +219,8 @@ struct CudaDetector::Impl {
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
     // Through the device API the channel is prepared by the first detect call on it:
-    // fused into the equalize kernel when the call is one tile per subcarrier (chol/zf
-    // for up to 16 users), skipped while CG/CR iterate from H alone (matrix_free_pays
+    // fused into the equalize kernel when the call is one tile per subcarrier (3..64
+    // symbols), skipped while CG/CR iterate from H alone (matrix_free_pays
     // for the symbols so far), or by the prepare kernel otherwise. a_formed: A or A^-1
     // is there for the channel.
     bool a_formed = false;
@@ -550,7 +550,7 @@ struct CudaDetector::Impl {
         }
         const bool matrix_free = matrix_free_for(symbols_on_channel);
         const bool fused = options.fuse_prepare && !matrix_free &&
-                           fused_supported(mode, static_cast<int>(dims.num_users), n);
+                           fused_supported(n);
         if (!matrix_free && !fused) // forming A pays, in its own kernel
             prepare(channel, n0, stream);
         const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, matrix_free);

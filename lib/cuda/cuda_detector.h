@@ -98,7 +98,7 @@ struct EngineOptions {
  * symbols, then A^-1 times it or the CG/CR iterations) and the max-log demapping (see
  * lib/cuda/kernels.cu and docs/architecture.md). Through the device API the first call
  * on a channel prepares it inside the equalize kernel when it can (one launch, one pass
- * over H; chol/zf for up to 16 users, A^-1 by Gauss-Jordan), and CG/CR calls of very few
+ * over H; chol/zf with A^-1 by Gauss-Jordan), and CG/CR calls of very few
  * symbols per channel skip A and iterate from H alone. detect() on host memory
  * pipelines upload, kernels and download over several streams through pinned staging
  * buffers (or by DMA straight from and to pinned caller buffers), with the row strides of

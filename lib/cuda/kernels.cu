@@ -60,9 +60,6 @@ constexpr int kPrepareChunk = 32;
 //! warps are all the SM has to hide the latencies of the Gram sums and the inversion.
 __host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 6 : 4; }
 
-//! Whether the fused kernel finishes chol/zf channels for UP users (invert_warp keeps
-//! (UP * UP) / 32 entries per lane in registers).
-__host__ __device__ constexpr bool fused_direct_supported(int up) { return up <= 16; }
 
 template <int UP>
 union PrepareWarpSmem {
@@ -1277,8 +1274,6 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
 {
     static_assert(!kFused || S >= UP,
                   "the fused tile covers G's columns with its groups");
-    static_assert(!kFused || kIterative || fused_direct_supported(UP),
-                  "fused chol/zf: up to 16 users");
     static_assert((UP / 2) * (S / kTileSymbolsPerThread) % UP == 0,
                   "invert_in_place: the block's threads are a multiple of UP");
     extern __shared__ float4 tile_smem[]; // float4: 16-byte alignment for pair loads
@@ -1934,8 +1929,7 @@ void set_tiled_smem_limit(int bytes)
             with_tiled_kernel<UP, true, false>(symbols, compact, set);
             if (symbols >= UP)
                 with_tiled_kernel<UP, true, true>(symbols, compact, set);
-            if constexpr (fused_direct_supported(UP))
-                if (symbols >= UP)
+            if (symbols >= UP)
                     with_tiled_kernel<UP, false, true>(symbols, compact, set);
         }
 }
@@ -2095,22 +2089,20 @@ void launch_fused_for(const EqualizeArgs& args,
     const dim3 grid(args.num_subcarriers, 1);
     if (iterative)
         launch_tiled<UP, true, true>(args, shape, grid, stream, prep);
-    else if constexpr (fused_direct_supported(UP))
-        launch_tiled<UP, false, true>(args, shape, grid, stream, prep);
     else
-        throw std::logic_error("launch_equalize_fused: chol/zf for up to 16 users only");
+        launch_tiled<UP, false, true>(args, shape, grid, stream, prep);
 }
 
-/* chol/zf for up to 16 users: A^-1 by Gauss-Jordan on the whole block
- * (finish_channel_block, finish_channel_warp). With the Cholesky factorization and the two solves per column instead (its registers, 103
- * against 66 per thread for 16 users) the fused kernel was slower than the prepare
- * kernel and the equalize kernel apart (measured on an H100: target 113 -> 129 us, NR
- * slot 64x16 136 -> 170 us). */
-bool fused_supported(KernelMode mode, int num_users, std::size_t num_symbols)
+/* chol/zf: A^-1 by Gauss-Jordan on the whole block (finish_channel_block;
+ * finish_channel_warp for blocks of one warp). With the Cholesky factorization and the
+ * two solves per column instead (its registers, 103 against 66 per thread for 16 users)
+ * the fused kernel was slower than the prepare kernel and the equalize kernel apart
+ * (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). For 17..32
+ * users it was first left to the two kernels; fused, H100, same run: li2015 256x32 chol
+ * N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. */
+bool fused_supported(std::size_t num_symbols)
 {
-    const bool iterative = mode == KernelMode::cg || mode == KernelMode::cr;
-    return (iterative || fused_direct_supported(round_up_users(num_users))) &&
-           num_symbols >= kDirectBelowSymbols &&
+    return num_symbols >= kDirectBelowSymbols &&
            num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
 }
 
@@ -2118,12 +2110,9 @@ void launch_equalize_fused(const EqualizeArgs& args,
                            const PrepareArgs& prep,
                            cudaStream_t stream)
 {
-    if (!fused_supported(args.mode, args.num_users, args.num_symbols))
-        throw std::logic_error(
-            "launch_equalize_fused: 3 to 64 symbols, chol/zf for up to "
-            "16 users (got " +
-            std::to_string(args.num_symbols) + " symbols, " +
-            std::to_string(args.num_users) + " users)");
+    if (!fused_supported(args.num_symbols))
+        throw std::logic_error("launch_equalize_fused: 3 to 64 symbols (got " +
+                               std::to_string(args.num_symbols) + ")");
     if (args.num_subcarriers == 0)
         return;
     with_user_tile(args.num_users, [&](auto up) {
