@@ -98,27 +98,55 @@ __device__ __forceinline__ float warp_max(float v)
 
 /*! Asynchronous global -> shared copy of 8 bytes (cp.async, sm_80 and later),
  * zero-filling the destination when !valid; older GPUs load and store synchronously,
- * which the same barriers make visible. */
+ * which the same barriers make visible. kL2Prefetch (0, 128 or 256): the L2 fetches that
+ * many bytes around the source (.L2::<n>B), so that the copies of the next chunk of the
+ * same rows find them there. */
+template <int kL2Prefetch = 0>
 __device__ __forceinline__ void copy_async8(float2* dst, const float2* src, bool valid)
 {
+    static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256,
+                  "cp.async L2 prefetch: 0, 128 or 256 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to),
-                 "l"(src),
-                 "r"(valid ? 8 : 0));
+    const int bytes = valid ? 8 : 0;
+    if constexpr (kL2Prefetch == 256)
+        asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
+    else if constexpr (kL2Prefetch == 128)
+        asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
 #else
     *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
 #endif
 }
 //! The same for 16 bytes (cp.async.cg: to shared memory only, bypassing L1); dst and src
 //! 16-byte aligned.
+template <int kL2Prefetch = 0>
 __device__ __forceinline__ void copy_async16(float2* dst, const float2* src, bool valid)
 {
+    static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256,
+                  "cp.async L2 prefetch: 0, 128 or 256 bytes");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
-                 "l"(src),
-                 "r"(valid ? 16 : 0));
+    const int bytes = valid ? 16 : 0;
+    if constexpr (kL2Prefetch == 256)
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
+    else if constexpr (kL2Prefetch == 128)
+        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
+                     "l"(src),
+                     "r"(bytes));
 #else
     *reinterpret_cast<float4*>(dst) =
         valid ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
@@ -1296,6 +1324,13 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         static_cast<int>(min(static_cast<std::size_t>(S), p.num_symbols - s0));
     constexpr bool iterative = kIterative;
     constexpr int C = tile_chunk(S, kCompact, kIterative); // antennas per staged chunk
+    /* The L2 fetches 256 bytes around each staged copy of a large tile (32+ symbols), 128
+     * around those of a small one, so that the next chunk of the same rows of y (and of
+     * H) is there when its copies come. H100, same run, 2 rounds, against no prefetch:
+     * 256 for every tile took target chol / cg / cr 76.9 / 87.0 / 89.9 -> 75.0 / 85.2 /
+     * 88.5 us but NR slot 64x16 chol 60.9 -> 61.0; 128 took the NR slot 64x16 chol / cg
+     * / cr 60.9 / 66.7 / 72.0 -> 60.3 / 66.3 / 71.6, the target 75.6 / 85.7 / 89.0. */
+    constexpr int kL2Prefetch = S >= 32 ? 256 : 128;
     // (the scratch may span both buffers of a k-group: a run-time size)
     const int buffer_items = tile_buffer_items(UP, S, C, kFused, kIterative, buffers);
     float2* const kg_smem = smem + kg * buffers * buffer_items; // this k-group's buffers
@@ -1369,7 +1404,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
 #pragma unroll
             for (int k = 0; k < kHRowsPerThread; ++k) {
                 const bool valid = user_ok && grp + G * k < rows;
-                copy_async16(
+                copy_async16<kL2Prefetch>(
                     ms + (grp + G * k) * HS + 2 * pair, valid ? src : mat, valid);
                 src += G * U;
             }
@@ -1377,7 +1412,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             for (int idx = local; idx < C * UP; idx += base) {
                 const int row = idx / UP, u = idx % UP;
                 const bool valid = row < rows && u < U;
-                copy_async8(
+                copy_async8<kL2Prefetch>(
                     ms + row * HS + u, valid ? mat + (b0 + row) * U + u : mat, valid);
             }
         }
@@ -1390,14 +1425,14 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             for (int k = 0; k < kYRowsPerThread; ++k) {
                 const int s = y_row + kYRowStep * k;
                 const bool valid = col_ok && s < count;
-                copy_async16(ys + s * YS + y_col, valid ? src : p.y, valid);
+                copy_async16<kL2Prefetch>(ys + s * YS + y_col, valid ? src : p.y, valid);
                 src += y_row_step;
             }
         } else {
             for (int idx = local; idx < S * C; idx += base) {
                 const int s = idx / C, b = idx % C;
                 const bool valid = s < count && b < rows;
-                copy_async8(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+                copy_async8<kL2Prefetch>(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
             }
         }
         copy_async_commit();
