@@ -823,6 +823,9 @@ TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
                     const Outputs a = outputs_of(with), b = outputs_of(without);
                     for (float v : a.llr)
                         ASSERT_TRUE(std::isfinite(v)) << what << ": an LLR not written";
+                    if (with_x)
+                        for (cf32 v : a.x_hat)
+                            ASSERT_TRUE(std::isfinite(v.real())) << what << ": x_hat";
                     EXPECT_TRUE(same_bytes(a.llr, b.llr)) << what;
                     EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << what;
                     EXPECT_EQ(a.stats.bad_sample_vectors, b.stats.bad_sample_vectors)
@@ -851,6 +854,11 @@ TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
         };
         const std::uint64_t before = with.graph_replays();
         const Outputs a = device_outputs(with), b = device_outputs(without);
+        for (float v : a.llr)
+            ASSERT_TRUE(std::isfinite(v)) << to_string(mode) << ", device API: an LLR";
+        for (cf32 v : a.x_hat)
+            ASSERT_TRUE(std::isfinite(v.real()))
+                << to_string(mode) << ", device API: x_hat";
         EXPECT_EQ(with.graph_replays() - before, 2u) << to_string(mode) << ", device API";
         EXPECT_TRUE(same_bytes(a.llr, b.llr)) << to_string(mode) << ", device API";
         EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << to_string(mode) << ", device API";

@@ -6,7 +6,8 @@
 
 /* The graph cache on its own, with copies as the recurring work: run as it is on first
  * sight, captured on the second, replayed after; keys that keep changing never captured;
- * the least recently used key evicted; a failed capture leaves the stream usable.
+ * the least recently used key evicted; a failed capture leaves the streams usable; the
+ * legacy stream and blocking streams served; a caller's capture left to the caller.
  * Skipped without a GPU. */
 
 #include "gpu_skip.h"
@@ -126,4 +127,55 @@ TEST(GraphCache, AFailedCaptureThrowsAndLeavesTheStreamUsable)
     b.run(cache, key_of(1, 64), b.fill_and_fetch(9, 64), 9, 64);
     b.run(cache, key_of(1, 64), b.fill_and_fetch(9, 64), 9, 64);
     EXPECT_EQ(cache.captures(), 1u);
+}
+
+TEST(GraphCache, CapturesOnItsOwnStreamWhateverTheCallersStream)
+{
+    // The legacy default stream cannot be captured, nor should a caller's blocking stream
+    // be (it would stop other threads' work on the legacy stream): the cache captures on
+    // a stream of its own and launches the graph on the caller's.
+    SKIP_WITHOUT_GPU();
+    Bench b(512);
+    cudaStream_t blocking = nullptr;
+    MIMODET_CUDA_CHECK(cudaStreamCreate(&blocking));
+    for (cudaStream_t caller : { cudaStreamLegacy, blocking }) {
+        cuda::GraphCache cache;
+        for (int i = 0; i < 3; ++i) {
+            std::fill(b.host.get(), b.host.get() + b.host.size(), -7);
+            cache.launch(caller, key_of(4, 512), b.fill_and_fetch(4, 512));
+            MIMODET_CUDA_CHECK(cudaStreamSynchronize(caller));
+            for (std::size_t k = 0; k < 512; ++k)
+                ASSERT_EQ(b.host.get()[k], 4 * 0x01010101)
+                    << "call " << i << ", int " << k;
+        }
+        EXPECT_EQ(cache.captures(), 1u);
+        EXPECT_EQ(cache.replays(), 2u);
+    }
+    cudaStreamDestroy(blocking);
+}
+
+TEST(GraphCache, WorkOnAStreamItsCallerCapturesJoinsTheCallersGraph)
+{
+    SKIP_WITHOUT_GPU();
+    Bench b(256);
+    cuda::GraphCache cache;
+    std::fill(b.host.get(), b.host.get() + b.host.size(), -7);
+    MIMODET_CUDA_CHECK(
+        cudaStreamBeginCapture(b.stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < 3; ++i) // first sight, second, third: all into the caller's graph
+        cache.launch(b.stream, key_of(6, 256), b.fill_and_fetch(6, 256));
+    cudaGraph_t graph = nullptr;
+    MIMODET_CUDA_CHECK(cudaStreamEndCapture(b.stream, &graph));
+    EXPECT_EQ(cache.captures(), 0u);
+    EXPECT_EQ(cache.replays(), 0u);
+    for (std::size_t k = 0; k < 256; ++k)
+        ASSERT_EQ(b.host.get()[k], -7) << "captured work ran before its graph";
+    cudaGraphExec_t exec = nullptr;
+    MIMODET_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    MIMODET_CUDA_CHECK(cudaGraphLaunch(exec, b.stream));
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(b.stream));
+    for (std::size_t k = 0; k < 256; ++k)
+        ASSERT_EQ(b.host.get()[k], 6 * 0x01010101) << "int " << k;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
 }

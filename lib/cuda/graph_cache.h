@@ -42,9 +42,13 @@ private:
 
 /*! Replays stream work that recurs as a CUDA graph: launch(stream, key, enqueue) runs
  * enqueue(stream) as it is the first time a key is seen, captures it into a graph the
- * second time (the work recurs) and from then on launches the instantiated graph, one
- * call instead of the copies and launches and the host-side choices of their
- * configurations. Work whose key keeps changing (new caller buffers on every call)
+ * second time (the work recurs) and from then on launches the instantiated graph on
+ * `stream`, one call instead of the copies and launches and the host-side choices of
+ * their configurations. The capture runs on a stream of the cache's own (non-blocking),
+ * never on the caller's: a caller's stream may be the legacy one, which cannot capture,
+ * or a blocking one, whose capture would stop other threads' work on the legacy stream.
+ * A stream that its caller is capturing gets the work as it is (it joins the caller's
+ * graph). Work whose key keeps changing (new caller buffers on every call)
  * is never captured: it costs a look-up. At most `capacity` keys are kept, the least
  * recently used one going first; an executable graph still in flight when it goes is
  * freed by the driver once it completes. The graphs hold no allocation of their own
@@ -61,6 +65,12 @@ public:
     template <typename Enqueue>
     void launch(cudaStream_t stream, const GraphKey& key, Enqueue&& enqueue)
     {
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        MIMODET_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+        if (status != cudaStreamCaptureStatusNone) {
+            enqueue(stream);
+            return;
+        }
         Entry* entry = find(key);
         if (entry == nullptr) { // first sight: remember the key, run the work as it is
             remember(key);
@@ -69,7 +79,7 @@ public:
         }
         entry->last_use = ++d_clock;
         if (entry->exec == nullptr)
-            entry->exec = capture(stream, enqueue);
+            entry->exec = capture(enqueue);
         MIMODET_CUDA_CHECK(cudaGraphLaunch(entry->exec, stream));
         ++d_replays;
     }
@@ -79,13 +89,17 @@ public:
     //! Graphs captured and instantiated so far.
     std::uint64_t captures() const { return d_captures; }
 
-    //! Forgets every key and destroys every executable graph (in flight: freed later).
+    //! Forgets every key and destroys every executable graph (in flight: freed later)
+    //! and the capture stream; on the device the graphs were made on.
     void clear() noexcept
     {
         for (Entry& e : d_entries)
             if (e.exec)
                 cudaGraphExecDestroy(e.exec);
         d_entries.clear();
+        if (d_capture_stream)
+            cudaStreamDestroy(d_capture_stream);
+        d_capture_stream = nullptr;
     }
 
 private:
@@ -120,12 +134,16 @@ private:
         d_entries.push_back(Entry{ key, nullptr, ++d_clock });
     }
 
-    //! enqueue(stream) captured (thread-local mode: other threads' CUDA calls go on) and
-    //! instantiated; a failure ends the capture, so the stream is usable again, and
-    //! throws.
+    //! enqueue(s) captured on the cache's stream s (thread-local mode: other threads'
+    //! CUDA calls go on) and instantiated; a failure ends the capture, so the stream is
+    //! usable again, and throws.
     template <typename Enqueue>
-    cudaGraphExec_t capture(cudaStream_t stream, Enqueue& enqueue)
+    cudaGraphExec_t capture(Enqueue& enqueue)
     {
+        if (d_capture_stream == nullptr)
+            MIMODET_CUDA_CHECK(
+                cudaStreamCreateWithFlags(&d_capture_stream, cudaStreamNonBlocking));
+        const cudaStream_t stream = d_capture_stream;
         MIMODET_CUDA_CHECK(
             cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         cudaGraph_t graph = nullptr;
@@ -150,6 +168,7 @@ private:
 
     std::size_t d_capacity;
     std::vector<Entry> d_entries;
+    cudaStream_t d_capture_stream = nullptr; //!< created at the first capture
     std::uint64_t d_clock = 0, d_replays = 0, d_captures = 0;
 };
 
