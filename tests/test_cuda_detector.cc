@@ -539,7 +539,7 @@ void expect_first_call_prepares_the_channel(const Case& c)
 TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
 {
     // Through the device API the first detect call on a channel prepares it: calls of
-    // 3..64 symbols inside the equalize kernel (fused, every mode), else
+    // 1..64 symbols inside the equalize kernel (fused, every mode), else
     // with the prepare kernel; later calls use what it left. Against the CPU for every
     // mode, with bad subcarriers, a dead user, a bad y and U not a power of two, for the
     // first call and the second (prepared channel).
@@ -552,6 +552,11 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannel)
                Case{ 20, 6, 24, 5, Modulation::qpsk, mode, 2, 10.0, 0.0 },
                Case{ 256, 8, 16, 64, Modulation::qam256, mode, 3, 25.0, 0.0 } })
             expect_first_call_prepares_the_channel(c);
+    // Calls of 2 symbols (li2015's 256x32 N2), chol/zf (cg/cr iterate from H alone
+    // there: FewSymbolsPerChannelIterateFromHAloneLikeTheCpu).
+    for (auto mode : { DetectorMode::chol, DetectorMode::zf })
+        expect_first_call_prepares_the_channel(
+            Case{ 256, 32, 16, 2, Modulation::qam16, mode, 4, 15.0, 0.0 });
 }
 
 TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
@@ -561,6 +566,8 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
     // users the prepared calls' 8-symbol tiles), cg/cr 32: whole and partial chunks of
     // antennas, odd U and B (8-byte copies), every mode. Fused chol/zf blocks of one
     // warp invert A by shuffles (invert_warp): 16 users (13 and 16), 8 (6 and 8) and 4.
+    // Tiles of 32 symbols or more stage 16 antennas at a time, double-buffered (33x6
+    // with 32 symbols; the 1024 x 64 target's 128x16 with 64).
     SKIP_WITHOUT_GPU();
     int sms = 0;
     ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
@@ -574,7 +581,8 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
                Case{ 64, 32, nsc, 8, Modulation::qam16, mode, 3, 15.0, 0.0 },
                Case{ 40, 8, 2 * nsc, 4, Modulation::qpsk, mode, 2, 8.0, 0.0 },
                Case{ 33, 6, nsc, 32, Modulation::qam64, mode, 3, 18.0, 0.0 },
-               Case{ 24, 4, nsc, 20, Modulation::qam16, mode, 3, 12.0, 0.0 } })
+               Case{ 24, 4, nsc, 20, Modulation::qam16, mode, 3, 12.0, 0.0 },
+               Case{ 128, 16, nsc, 64, Modulation::qam16, mode, 3, 12.0, 0.0 } })
             expect_first_call_prepares_the_channel(c);
 }
 

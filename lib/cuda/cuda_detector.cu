@@ -219,7 +219,7 @@ struct CudaDetector::Impl {
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
     // Through the device API the channel is prepared by the first detect call on it:
-    // fused into the equalize kernel when the call is one tile per subcarrier (3..64
+    // fused into the equalize kernel when the call is one tile per subcarrier (1..64
     // symbols), skipped while CG/CR iterate from H alone (matrix_free_pays
     // for the symbols so far), or by the prepare kernel otherwise. a_formed: A or A^-1
     // is there for the channel.

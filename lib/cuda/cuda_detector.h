@@ -92,8 +92,8 @@ struct EngineOptions {
 };
 
 /*! The GPU implementation of the soft-output MMSE family. Per channel (set_channel) one
- * fused kernel computes, per subcarrier, G, A, the Cholesky factor and A^-1 (or keeps A
- * for CG/CR), lambda and rho, and leaves them on the device; per batch of symbols one
+ * kernel computes, per subcarrier, G, A and A^-1 by Gauss-Jordan (or keeps A for
+ * CG/CR), lambda and rho, and leaves them on the device; per batch of symbols one
  * fused kernel does the equalization (H^H y as a small GEMM per subcarrier and tile of
  * symbols, then A^-1 times it or the CG/CR iterations) and the max-log demapping (see
  * lib/cuda/kernels.cu and docs/architecture.md). Through the device API the first call

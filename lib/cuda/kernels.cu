@@ -1292,7 +1292,7 @@ tile_min_blocks(int up, int symbols, bool compact, bool iterative)
  * staged: on the FP64 tensor cores beside the CUDA cores' H^H Y (kTensorGram), or on
  * the CUDA cores (thread (pair, group) accumulating G_uj for its users u and the columns
  * j = group + G t < UP; S >= UP so that they are covered). Then cg/cr: one warp makes A
- * and the gains (finish_channel_iterative); chol/zf (UP <= 16): the block inverts A by
+ * and the gains (finish_channel_iterative); chol/zf: the block inverts A by
  * Gauss-Jordan (finish_channel_block; finish_channel_warp for blocks of one warp), and
  * the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
@@ -2134,10 +2134,12 @@ void launch_fused_for(const EqualizeArgs& args,
  * the fused kernel was slower than the prepare kernel and the equalize kernel apart
  * (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). For 17..32
  * users it was first left to the two kernels; fused, H100, same run: li2015 256x32 chol
- * N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. */
+ * N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. Calls of 1 or 2 symbols
+ * (which otherwise take the direct kernel after the prepare kernel) are fused too: li2015
+ * 256x32 chol N2 61.1 -> 43.5 us (H100, same run, 3 rounds). */
 bool fused_supported(std::size_t num_symbols)
 {
-    return num_symbols >= kDirectBelowSymbols &&
+    return num_symbols >= 1 &&
            num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
 }
 
@@ -2146,7 +2148,7 @@ void launch_equalize_fused(const EqualizeArgs& args,
                            cudaStream_t stream)
 {
     if (!fused_supported(args.num_symbols))
-        throw std::logic_error("launch_equalize_fused: 3 to 64 symbols (got " +
+        throw std::logic_error("launch_equalize_fused: 1 to 64 symbols (got " +
                                std::to_string(args.num_symbols) + ")");
     if (args.num_subcarriers == 0)
         return;

@@ -67,7 +67,7 @@ struct EqualizeArgs {
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 
 /*! The first call on a channel not prepared yet, when its symbols are one tile per
- * subcarrier (fused_supported: 3..64 symbols; every mode and user count): one kernel
+ * subcarrier (fused_supported: 1..64 symbols; every mode and user count): one kernel
  * prepares the channel (the outputs of launch_prepare, into `prep`) and equalizes,
  * reading H once. */
 bool fused_supported(std::size_t num_symbols);
