@@ -56,8 +56,9 @@ long long waves(long long blocks, long long slots)
 constexpr int kPrepareChunk = 32;
 
 //! Most warps per subcarrier; U > 16 takes six, as many as fit in 64 KiB of shared memory
-//! (the opt-in limit of sm_75): li2015's 256x32 has 128 subcarriers, a block per SM, whose
-//! warps are all the SM has to hide the latencies of the Gram sums and the inversion.
+//! (the opt-in limit of sm_75): li2015's 256x32 has 128 subcarriers, a block per SM,
+//! whose warps are all the SM has to hide the latencies of the Gram sums and the
+//! inversion.
 __host__ __device__ constexpr int max_prepare_warps(int up) { return up >= 32 ? 6 : 4; }
 
 
@@ -96,61 +97,62 @@ __device__ __forceinline__ float warp_max(float v)
     return v;
 }
 
-/*! Asynchronous global -> shared copy of 8 bytes (cp.async, sm_80 and later),
- * zero-filling the destination when !valid; older GPUs load and store synchronously,
- * which the same barriers make visible. kL2Prefetch (0, 128 or 256): the L2 fetches that
- * many bytes around the source (.L2::<n>B), so that the copies of the next chunk of the
- * same rows find them there. */
+/* One cp.async of `bytes` (8 or 16) with the cache operator `cache` (ca, or cg: to shared
+ * memory only, bypassing L1, 16 bytes only) and the L2 prefetch qualifier `prefetch` (""
+ * or
+ * ".L2::<n>B"); n source bytes are read, the rest zero-filled. */
+#define MIMODET_CP_ASYNC(cache, prefetch, bytes, to, src, n)                        \
+    asm volatile("cp.async." cache ".shared.global" prefetch " [%0], [%1], " #bytes \
+                 ", %2;\n" ::"r"(to),                                               \
+                 "l"(src),                                                          \
+                 "r"(n))
+
+/*! Asynchronous global -> shared copy of kBytes (8, or 16 with dst and src 16-byte
+ * aligned; cp.async, sm_80 and later), zero-filling the destination when !valid; older
+ * GPUs load and store synchronously, which the same barriers make visible. kL2Prefetch
+ * (0, 128 or 256): the L2 fetches that many bytes around the source (.L2::<n>B), so that
+ * the copies of the next chunk of the same rows find them there. */
+template <int kBytes, int kL2Prefetch>
+__device__ __forceinline__ void copy_async(float2* dst, const float2* src, bool valid)
+{
+    static_assert(kBytes == 8 || kBytes == 16, "cp.async: 8 or 16 bytes");
+    static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256,
+                  "cp.async L2 prefetch: 0, 128 or 256 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+    const int n = valid ? kBytes : 0;
+    if constexpr (kBytes == 16) {
+        if constexpr (kL2Prefetch == 256)
+            MIMODET_CP_ASYNC("cg", ".L2::256B", 16, to, src, n);
+        else if constexpr (kL2Prefetch == 128)
+            MIMODET_CP_ASYNC("cg", ".L2::128B", 16, to, src, n);
+        else
+            MIMODET_CP_ASYNC("cg", "", 16, to, src, n);
+    } else {
+        if constexpr (kL2Prefetch == 256)
+            MIMODET_CP_ASYNC("ca", ".L2::256B", 8, to, src, n);
+        else if constexpr (kL2Prefetch == 128)
+            MIMODET_CP_ASYNC("ca", ".L2::128B", 8, to, src, n);
+        else
+            MIMODET_CP_ASYNC("ca", "", 8, to, src, n);
+    }
+#else
+    if constexpr (kBytes == 16)
+        *reinterpret_cast<float4*>(dst) =
+            valid ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
+    else
+        *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
+#endif
+}
 template <int kL2Prefetch = 0>
 __device__ __forceinline__ void copy_async8(float2* dst, const float2* src, bool valid)
 {
-    static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256,
-                  "cp.async L2 prefetch: 0, 128 or 256 bytes");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    const int bytes = valid ? 8 : 0;
-    if constexpr (kL2Prefetch == 256)
-        asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 8, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-    else if constexpr (kL2Prefetch == 128)
-        asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 8, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-#else
-    *dst = valid ? __ldg(src) : make_float2(0.0f, 0.0f);
-#endif
+    copy_async<8, kL2Prefetch>(dst, src, valid);
 }
-//! The same for 16 bytes (cp.async.cg: to shared memory only, bypassing L1); dst and src
-//! 16-byte aligned.
 template <int kL2Prefetch = 0>
 __device__ __forceinline__ void copy_async16(float2* dst, const float2* src, bool valid)
 {
-    static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256,
-                  "cp.async L2 prefetch: 0, 128 or 256 bytes");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    const int bytes = valid ? 16 : 0;
-    if constexpr (kL2Prefetch == 256)
-        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-    else if constexpr (kL2Prefetch == 128)
-        asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-    else
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
-                     "l"(src),
-                     "r"(bytes));
-#else
-    *reinterpret_cast<float4*>(dst) =
-        valid ? __ldg(reinterpret_cast<const float4*>(src)) : make_float4(0, 0, 0, 0);
-#endif
+    copy_async<16, kL2Prefetch>(dst, src, valid);
 }
 __device__ __forceinline__ bool aligned16(const void* ptr)
 {
@@ -590,8 +592,8 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
 
 
 /*! chol/zf channel state of subcarrier sc by one warp of the fused kernel, as
- * finish_channel_block with A^-1 by invert_warp: a holds G on entry and A^-1 on success (a
- * failed attempt leaves G there for the retry under loading). Every lane of the warp
+ * finish_channel_block with A^-1 by invert_warp: a holds G on entry and A^-1 on success
+ * (a failed attempt leaves G there for the retry under loading). Every lane of the warp
  * must call it; the other warps of the block wait at the caller's barrier. Returns
  * whether the channel is usable, on every lane. */
 template <int UP>
@@ -611,8 +613,7 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
         load = channel_load(p, attempt, gain_sum);
         regularized = attempt == 1;
-        factored =
-            invert_warp<UP>(a, U, load, kMinPivotRatio * (max_gain + load), lane);
+        factored = invert_warp<UP>(a, U, load, kMinPivotRatio * (max_gain + load), lane);
     }
     if (!factored) {
         erase_channel(p, sc, regularized, lane);
@@ -1093,8 +1094,9 @@ __host__ __device__ constexpr int tile_y_stride(int up, int chunk)
 
 /*! Whether A [UP][UP + 1] lives in k-group 0's staging (formed there after the antenna
  * loop) rather than after the staging buffers: fused chol/zf, whose inversion reads and
- * writes it there. (Fused cg/cr keep it after the buffers: in staging it let more blocks share an
- * SM and left less L1 for their spills, H100 NR slot 64x16 cr 81.9 -> 85.9 us.) */
+ * writes it there. (Fused cg/cr keep it after the buffers: in staging it let more blocks
+ * share an SM and left less L1 for their spills, H100 NR slot 64x16 cr 81.9 -> 85.9 us.)
+ */
 __host__ __device__ constexpr bool tile_a_in_staging(bool fused, bool iterative)
 {
     return fused && !iterative;
@@ -1176,7 +1178,8 @@ std::size_t tiled_shared_bytes(int up, const TileShape& t)
     const bool a_in_staging = tile_a_in_staging(t.fused, t.iterative);
     return sizeof(float2) *
            (static_cast<std::size_t>(t.kgroups) * t.buffers *
-                tile_buffer_items(up, t.symbols, t.chunk, t.fused, t.iterative, t.buffers) +
+                tile_buffer_items(
+                    up, t.symbols, t.chunk, t.fused, t.iterative, t.buffers) +
             (a_in_staging ? 0 : static_cast<std::size_t>(up) * (up + 1)));
 }
 
@@ -1272,8 +1275,9 @@ __host__ __device__ constexpr int warps_for_registers(int registers)
 //! 72 registers, not 80).
 __host__ __device__ constexpr int tile_max_threads(int up, int symbols, bool compact)
 {
-    return compact && !MIMODET_TILE_BOUNDS_OF_256_THREADS ? tile_compact_threads(up, symbols)
-                                                          : 256;
+    return compact && !MIMODET_TILE_BOUNDS_OF_256_THREADS
+               ? tile_compact_threads(up, symbols)
+               : 256;
 }
 __host__ __device__ constexpr int
 tile_min_blocks(int up, int symbols, bool compact, bool iterative)
@@ -1432,7 +1436,8 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             for (int idx = local; idx < S * C; idx += base) {
                 const int s = idx / C, b = idx % C;
                 const bool valid = s < count && b < rows;
-                copy_async8<kL2Prefetch>(ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
+                copy_async8<kL2Prefetch>(
+                    ys + s * YS + b, valid ? y_at(s) + b0 + b : mat, valid);
             }
         }
         copy_async_commit();
@@ -1631,8 +1636,10 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
         } else {
             // (a block of 128 threads or more is one k-group: tile_shape)
-            usable = finish_channel_block<UP, kCompact || base >= 128 ? base : 0>(
-                prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
+            usable = finish_channel_block < UP,
+            kCompact || base >= 128
+                ? base
+                : 0 > (prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
         }
         if (tid == 0)
             channel_usable = usable;
@@ -1942,7 +1949,8 @@ void launch_tiled(const EqualizeArgs& args,
         }
         // the compact kernels, and those of 128 threads or more, count on one k-group
         if ((compact || shape.threads / shape.kgroups >= 128) && chosen.kgroups != 1)
-            throw std::logic_error("launch_tiled: several k-groups for a one-k-group kernel");
+            throw std::logic_error(
+                "launch_tiled: several k-groups for a one-k-group kernel");
         kernel<<<grid, chosen.threads, tiled_shared_bytes(UP, chosen), stream>>>(
             args, prep, chosen.kgroups, chosen.buffers);
     });
@@ -1965,7 +1973,7 @@ void set_tiled_smem_limit(int bytes)
             if (symbols >= UP)
                 with_tiled_kernel<UP, true, true>(symbols, compact, set);
             if (symbols >= UP)
-                    with_tiled_kernel<UP, false, true>(symbols, compact, set);
+                with_tiled_kernel<UP, false, true>(symbols, compact, set);
         }
 }
 
@@ -2139,8 +2147,7 @@ void launch_fused_for(const EqualizeArgs& args,
  * 256x32 chol N2 61.1 -> 43.5 us (H100, same run, 3 rounds). */
 bool fused_supported(std::size_t num_symbols)
 {
-    return num_symbols >= 1 &&
-           num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
+    return num_symbols >= 1 && num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
 }
 
 void launch_equalize_fused(const EqualizeArgs& args,
