@@ -99,8 +99,7 @@ __device__ __forceinline__ float warp_max(float v)
 
 /* One cp.async of `bytes` (8 or 16) with the cache operator `cache` (ca, or cg: to shared
  * memory only, bypassing L1, 16 bytes only) and the L2 prefetch qualifier `prefetch` (""
- * or
- * ".L2::<n>B"); n source bytes are read, the rest zero-filled. */
+ * or ".L2::<n>B"); n source bytes are read, the rest zero-filled. */
 #define MIMODET_CP_ASYNC(cache, prefetch, bytes, to, src, n)                        \
     asm volatile("cp.async." cache ".shared.global" prefetch " [%0], [%1], " #bytes \
                  ", %2;\n" ::"r"(to),                                               \
@@ -121,21 +120,21 @@ __device__ __forceinline__ void copy_async(float2* dst, const float2* src, bool 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(dst));
     const int n = valid ? kBytes : 0;
-    if constexpr (kBytes == 16) {
-        if constexpr (kL2Prefetch == 256)
-            MIMODET_CP_ASYNC("cg", ".L2::256B", 16, to, src, n);
-        else if constexpr (kL2Prefetch == 128)
-            MIMODET_CP_ASYNC("cg", ".L2::128B", 16, to, src, n);
-        else
-            MIMODET_CP_ASYNC("cg", "", 16, to, src, n);
-    } else {
-        if constexpr (kL2Prefetch == 256)
-            MIMODET_CP_ASYNC("ca", ".L2::256B", 8, to, src, n);
-        else if constexpr (kL2Prefetch == 128)
-            MIMODET_CP_ASYNC("ca", ".L2::128B", 8, to, src, n);
-        else
-            MIMODET_CP_ASYNC("ca", "", 8, to, src, n);
-    }
+    // (inline asm takes literal strings: one statement per size and prefetch)
+#define MIMODET_CP_ASYNC_OF_SIZE(prefetch)                    \
+    do {                                                      \
+        if constexpr (kBytes == 16)                           \
+            MIMODET_CP_ASYNC("cg", prefetch, 16, to, src, n); \
+        else                                                  \
+            MIMODET_CP_ASYNC("ca", prefetch, 8, to, src, n);  \
+    } while (0)
+    if constexpr (kL2Prefetch == 256)
+        MIMODET_CP_ASYNC_OF_SIZE(".L2::256B");
+    else if constexpr (kL2Prefetch == 128)
+        MIMODET_CP_ASYNC_OF_SIZE(".L2::128B");
+    else
+        MIMODET_CP_ASYNC_OF_SIZE("");
+#undef MIMODET_CP_ASYNC_OF_SIZE
 #else
     if constexpr (kBytes == 16)
         *reinterpret_cast<float4*>(dst) =
