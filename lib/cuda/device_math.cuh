@@ -56,6 +56,15 @@ __device__ __forceinline__ float2 cfmac(float2 a, float2 b, float2 acc)
     acc.y = fmaf(-a.y, b.x, acc.y);
     return acc;
 }
+//! acc - a * b as four fused multiply-adds (csub(acc, cmul(a, b)) takes six).
+__device__ __forceinline__ float2 cfms(float2 a, float2 b, float2 acc)
+{
+    acc.x = fmaf(-a.x, b.x, acc.x);
+    acc.x = fmaf(a.y, b.y, acc.x);
+    acc.y = fmaf(-a.x, b.y, acc.y);
+    acc.y = fmaf(-a.y, b.x, acc.y);
+    return acc;
+}
 __device__ __forceinline__ float cnorm(float2 a) { return a.x * a.x + a.y * a.y; }
 __device__ __forceinline__ bool cfinite(float2 a)
 {

@@ -425,7 +425,7 @@ invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
                 const float2 c = on_row_k ? make_float2(-1.0f, 0.0f) : m_ik;
                 const float2 base =
                     (on_row_k || on_column_k) ? make_float2(0.0f, 0.0f) : v[e];
-                v[e] = csub(base, cmul(c, rj));
+                v[e] = cfms(c, rj, base);
             }
         }
         const float2 first = v[0];
@@ -519,7 +519,7 @@ __device__ __forceinline__ bool invert_in_place(float2 (*m)[UP + 1],
                 break;
             const float2 c = i == k ? make_float2(-1.0f, 0.0f) : col_k[i];
             const float2 base = (i == k || j == k) ? make_float2(0.0f, 0.0f) : v[e];
-            v[e] = csub(base, cmul(c, r));
+            v[e] = cfms(c, r, base);
             publish(k + 1, e, v[e]);
         }
         __syncthreads(); // step k + 1 reads what step k published, and reuses step k -
