@@ -328,15 +328,48 @@ TEST(CudaDetector, RegularizedZfKeepsThePostZfNoiseOfTheCpu)
     }
 }
 
+/*! The first device-API call on f's channel (the fused kernel prepares it) against the
+ * host API (the prepare kernel, G summed in another order, its own block's inversion):
+ * finite LLRs, the same regularized and erased subcarriers, and per-user LLR magnitudes
+ * within 20% on subcarrier 0 (float rounding on a near-singular system moves individual
+ * LLRs; the gains must not), equal elsewhere to rounding. */
+void expect_fused_like_prepared(const Case& c, const Frame& f, const std::string& what)
+{
+    const Dims d = config_of(c, Backend::cpu).dims();
+    cuda::CudaDetector host_gpu(config_of(c, Backend::cuda));
+    const Outputs prepared = run(host_gpu, f, c.nsym);
+    ASSERT_GE(host_gpu.stats().regularized_subcarriers, 1u) << what;
+
+    cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+    DeviceFrame dev(f, prepared);
+    gpu.set_channel_device(dev.h.get(), f.n0);
+    const Outputs fused = dev.detect(gpu, c.nsym);
+    EXPECT_TRUE(gpu.matrix_formed()) << what;
+    const std::size_t q = d.bits_per_symbol;
+    for (std::size_t sc = 0; sc < c.nsc; ++sc)
+        for (std::size_t u = 0; u < c.u; ++u) {
+            double fused_sum = 0, prepared_sum = 0;
+            for (std::size_t s = 0; s < c.nsym; ++s)
+                for (std::size_t j = 0; j < q; ++j) {
+                    const std::size_t i = s * d.llr_items() + d.llr_index(sc, u, j);
+                    ASSERT_TRUE(std::isfinite(fused.llr[i])) << what << ": LLR " << i;
+                    ASSERT_EQ(fused.llr[i] == 0.0f, prepared.llr[i] == 0.0f)
+                        << what << ": erasure at " << i;
+                    fused_sum += std::abs(fused.llr[i]);
+                    prepared_sum += std::abs(prepared.llr[i]);
+                }
+            if (prepared_sum == 0.0)
+                continue;
+            EXPECT_NEAR(fused_sum / prepared_sum, 1.0, sc == 0 ? 0.2 : 1e-3)
+                << what << ": subcarrier " << sc << ", user " << u;
+        }
+}
+
 TEST(CudaDetector, FusedKernelRegularizesASingularChannelLikeThePrepareKernel)
 {
     // Twin users on subcarrier 0 make G singular: the first device-API call inverts A in
-    // the fused equalize kernel (Gauss-Jordan, retried under diagonal loading; one warp
-    // for 8 users, the block for 32) and must give what the host API gives through the
-    // prepare kernel (G summed in another order, its own block's inversion): finite
-    // LLRs, the same regularized and erased subcarriers, and per-user LLR magnitudes
-    // within 20% on the regularized subcarrier (float rounding on a near-singular system
-    // moves individual LLRs; the gains must not), equal elsewhere to rounding.
+    // the fused equalize kernel (Gauss-Jordan, retried under diagonal loading; the block
+    // of one warp for 8 users, of several for 32) and must give what the host API gives.
     SKIP_WITHOUT_GPU();
     for (auto mode : { DetectorMode::chol, DetectorMode::zf })
         for (std::size_t users : { 8, 32 }) {
@@ -344,44 +377,48 @@ TEST(CudaDetector, FusedKernelRegularizesASingularChannelLikeThePrepareKernel)
             Frame f = frame_with_twin_users(c, 17);
             if (mode == DetectorMode::chol)
                 f.n0 = 0.0f; // no noise loading: chol meets the singular G too
-            const Dims d = config_of(c, Backend::cpu).dims();
-            cuda::CudaDetector host_gpu(config_of(c, Backend::cuda));
-            const Outputs prepared = run(host_gpu, f, c.nsym);
-            ASSERT_GE(host_gpu.stats().regularized_subcarriers, 1u);
+            expect_fused_like_prepared(
+                c, f, to_string(mode) + ", " + std::to_string(users) + " users");
+        }
+}
 
-            cuda::CudaDetector gpu(config_of(c, Backend::cuda));
-            cuda::Buffer<cf32> dh(f.h.size(), false), dy(f.y.size(), false);
-            cuda::Buffer<float> dllr(prepared.llr.size(), false);
-            cuda::copy_to_device(dh.get(), f.h.data(), dh.bytes());
-            cuda::copy_to_device(dy.get(), f.y.data(), dy.bytes());
-            std::vector<float> fused(prepared.llr.size(), NAN);
-            cuda::copy_to_device(dllr.get(), fused.data(), dllr.bytes()); // poisoned
-            gpu.set_channel_device(dh.get(), f.n0);
-            gpu.detect_device(dy.get(), c.nsym, dllr.get(), nullptr);
-            gpu.synchronize();
-            EXPECT_TRUE(gpu.matrix_formed());
-            cuda::copy_to_host(fused.data(), dllr.get(), dllr.bytes());
-            const std::string what =
-                to_string(mode) + ", " + std::to_string(users) + " users";
-            const std::size_t q = d.bits_per_symbol;
-            for (std::size_t sc = 0; sc < c.nsc; ++sc)
-                for (std::size_t u = 0; u < c.u; ++u) {
-                    double fused_sum = 0, prepared_sum = 0;
-                    for (std::size_t s = 0; s < c.nsym; ++s)
-                        for (std::size_t j = 0; j < q; ++j) {
-                            const std::size_t i =
-                                s * d.llr_items() + d.llr_index(sc, u, j);
-                            ASSERT_TRUE(std::isfinite(fused[i])) << what << ": LLR " << i;
-                            ASSERT_EQ(fused[i] == 0.0f, prepared.llr[i] == 0.0f)
-                                << what << ": erasure at " << i;
-                            fused_sum += std::abs(fused[i]);
-                            prepared_sum += std::abs(prepared.llr[i]);
-                        }
-                    if (prepared_sum == 0.0)
-                        continue;
-                    EXPECT_NEAR(fused_sum / prepared_sum, 1.0, sc == 0 ? 0.2 : 1e-3)
-                        << what << ": subcarrier " << sc << ", user " << u;
-                }
+TEST(CudaDetector, FusedInversionByOneWarpIsScaleFreeAndRegularizesLikeThePrepareKernel)
+{
+    // On a compact grid the fused chol/zf blocks of one warp (16 users with up to 16
+    // symbols, 8 with up to 32, 4) invert A by shuffles (invert_warp), scaled by a power
+    // of two so that its pivots are at most 1: a singular G (twin users) is regularized
+    // as the prepare kernel does, and a frame scaled by alpha (H and y; N0 by alpha^2)
+    // gives the CPU's LLRs for that frame, from alpha = 1e-5 to 1.37 * 2^20.
+    SKIP_WITHOUT_GPU();
+    int sms = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
+              cudaSuccess);
+    const std::size_t nsc = 4 * static_cast<std::size_t>(sms) + 17;
+    for (auto mode : { DetectorMode::chol, DetectorMode::zf })
+        for (std::size_t users : { 16, 8, 4 }) {
+            const Case c{
+                4 * users, users, nsc, 14, Modulation::qam16, mode, 3, 15.0, 0.0
+            };
+            const std::string what = describe(c);
+            Frame twins = frame_with_twin_users(c, 23);
+            if (mode == DetectorMode::chol)
+                twins.n0 = 0.0f;
+            expect_fused_like_prepared(c, twins, what + ", twin users");
+            for (double alpha : { 1e-5, 1.37 * 1048576.0 }) {
+                Frame f = frame_of(c, 29);
+                for (auto* v : { &f.h, &f.y })
+                    for (cf32& x : *v)
+                        x *= static_cast<float>(alpha);
+                f.n0 = static_cast<float>(f.n0 * alpha * alpha);
+                auto cpu = make_detector(config_of(c, Backend::cpu));
+                const Outputs r = run(*cpu, f, c.nsym);
+                cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+                DeviceFrame dev(f, r);
+                gpu.set_channel_device(dev.h.get(), f.n0);
+                const Outputs fused = dev.detect(gpu, c.nsym);
+                EXPECT_TRUE(gpu.matrix_formed()) << what;
+                expect_close(fused, r, what + ", alpha " + std::to_string(alpha));
+            }
         }
 }
 

@@ -380,18 +380,33 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * steps for 16 users took about 28 KiB of code that each warp ran once, and the NR slot
  * kernel stalled on instruction fetch. (A block of several warps keeps
  * invert_in_place: one warp doing the inversion while the others wait at a barrier was
- * slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us.) Same arithmetic, pivots
- * and failure as invert_in_place; m holds G on entry and A^-1 on success, G still on
- * failure. Every lane must call it. scripts/kernel-emulation/gj.py emulates it lane by
- * lane against numpy's inverse. */
+ * slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us.)
+ *
+ * Unlike invert_in_place it inverts s A, s = 2^-e (exact) with max_diag (the largest
+ * diagonal entry of A) < 2^e, so that every pivot d, a Schur complement, is at most
+ * about 1, and then scales the result by s. That lets row and column k take the same
+ * update v - c r_j as every other entry, without a select per entry: column k's lanes
+ * hold c = M_ik themselves and get r_k = 1 + 1/d (M_ik - M_ik (1 + 1/d) = -M_ik / d), and
+ * row k takes c = d - 1 (M_kj - (d - 1) M_kj / d = M_kj / d; at j = k, d - (d - 1)(1 +
+ * 1/d) = 1 / d). With 1/d >= ~1 the rounding of 1 + 1/d and of d - 1 costs at most a
+ * few units in the last place of the results (unscaled, a pivot of 1e4 would lose four
+ * digits of 1/d in 1 + 1/d). H100, against the selects, same run, 3 rounds: NR slot
+ * 64x16 chol 60.1 / 60.0 / 60.3 -> 59.1 / 59.8 / 59.1 us, 128x16 86.6-87.0 -> 86.1-86.4.
+ * Same pivots up to rounding and the same failure as invert_in_place; m holds G on entry and A^-1 on success, G still on failure. Every
+ * lane must call it. scripts/kernel-emulation/gj.py emulates it lane by lane against
+ * numpy's inverse, at several scales of A. */
 template <int UP>
-__device__ __forceinline__ bool
-invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
+__device__ __forceinline__ bool invert_warp(
+    float2 (*m)[UP + 1], int U, float load, float max_diag, float min_pivot, int lane)
 {
     static_assert(UP <= 16 && 32 % UP == 0, "invert_warp: up to 16 users");
     constexpr int R = 32 / UP;          // lanes per column
     constexpr int E = (UP + R - 1) / R; // entries per lane
     const int h = lane / UP, j = lane % UP;
+    int exponent = 0;
+    frexpf(max_diag, &exponent); // max_diag < 2^exponent
+    const float s = ldexpf(1.0f, -exponent);
+    min_pivot *= s;
     float2 v[E];
 #pragma unroll
     for (int e = 0; e < E; ++e) {
@@ -399,6 +414,8 @@ invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
         v[e] = (i < U && j < U) ? m[i][j] : make_float2(i == j ? 1.0f : 0.0f, 0.0f);
         if (i == j && i < U)
             v[e].x += load;
+        if (i < U && j < U)
+            v[e] = cscale(v[e], s);
     }
 #pragma unroll 1
     for (int q = 0; q < E; ++q) {
@@ -414,18 +431,15 @@ invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
             if (!(d >= min_pivot) || !isfinite(d))
                 return false; // every lane read the same pivot
             const float inv = 1.0f / d;
-            // v <- v - c_i r_j with r_j = M_kj / d (1 / d at j = k), c_i = M_ik (-1 at
-            // i = k) and v taken as 0 in row and column k.
-            const bool on_column_k = j == k;
-            const float2 rj = on_column_k ? make_float2(inv, 0.0f) : cscale(row_kj, inv);
+            // v <- v - c_i r_j with r_j = M_kj / d (1 + 1 / d at j = k) and c_i = M_ik
+            // (d - 1 at i = k): see above.
+            const float2 rj =
+                j == k ? make_float2(1.0f + inv, 0.0f) : cscale(row_kj, inv);
 #pragma unroll
             for (int e = 0; e < E; ++e) {
                 const float2 m_ik = shfl(v[e], h * UP + k);
                 const bool on_row_k = e == 0 && h == r;
-                const float2 c = on_row_k ? make_float2(-1.0f, 0.0f) : m_ik;
-                const float2 base =
-                    (on_row_k || on_column_k) ? make_float2(0.0f, 0.0f) : v[e];
-                v[e] = cfms(c, rj, base);
+                v[e] = cfms(on_row_k ? make_float2(d - 1.0f, 0.0f) : m_ik, rj, v[e]);
             }
         }
         const float2 first = v[0];
@@ -434,12 +448,12 @@ invert_warp(float2 (*m)[UP + 1], int U, float load, float min_pivot, int lane)
             v[e] = v[e + 1];
         v[E - 1] = first;
     }
-    // M^-1 into m, zeros past U.
+    // A^-1 = s (s A)^-1 into m, zeros past U.
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         const int i = h + R * e;
         if (i < UP)
-            m[i][j] = (i < U && j < U) ? v[e] : make_float2(0.0f, 0.0f);
+            m[i][j] = (i < U && j < U) ? cscale(v[e], s) : make_float2(0.0f, 0.0f);
     }
     __syncwarp();
     return true;
@@ -612,7 +626,8 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
         load = channel_load(p, attempt, gain_sum);
         regularized = attempt == 1;
-        factored = invert_warp<UP>(a, U, load, kMinPivotRatio * (max_gain + load), lane);
+        factored = invert_warp<UP>(
+            a, U, load, max_gain + load, kMinPivotRatio * (max_gain + load), lane);
     }
     if (!factored) {
         erase_channel(p, sc, regularized, lane);

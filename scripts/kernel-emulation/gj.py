@@ -6,6 +6,9 @@
 import numpy as np
 rng = np.random.default_rng(1)
 def cf(x): return np.complex64(x)
+def cfms(c, r, v):
+    """v - c r with fused multiply-adds (one rounding per component, as cfms())."""
+    return np.complex64(np.complex128(v) - np.complex128(c) * np.complex128(r))
 def emulate_block(M, U, UP, threads, min_pivot):
     kPer = (UP * UP + 31) // 32
     pub = np.zeros(4 * UP, np.complex64)  # [2][row, col][UP]
@@ -37,7 +40,7 @@ def emulate_block(M, U, UP, threads, min_pivot):
                 if i >= UP: break
                 c = cf(-1) if i == k else pub[base_off + UP + i]
                 base = cf(0) if (i == k or j == k) else v[tid, e]
-                v[tid, e] = cf(base - cf(c * r))
+                v[tid, e] = cfms(c, r, base)
                 publish(tid, k + 1, e, v[tid, e])
     out = np.zeros((UP, UP), np.complex64)
     for tid in range(threads):
@@ -48,9 +51,14 @@ def emulate_block(M, U, UP, threads, min_pivot):
 def emulate_warp(M, U, UP, load, min_pivot):
     """invert_warp<UP>: lane (h, j) holds rows h + R ((e + q) % E) of column j in pass q;
     the pivot row and column come by shuffles (every lane's registers read before any
-    lane updates them); the entries rotate by one after each pass."""
+    lane updates them); the entries rotate by one after each pass. It inverts s A, s a
+    power of two that puts A's largest diagonal entry below 1, with r_k = 1 + 1/d on
+    column k and c = d - 1 on row k, and scales the result by s."""
     R = 32 // UP
     E = (UP + R - 1) // R
+    max_diag = max(np.float32(M[i, i].real) + np.float32(load) for i in range(U))
+    s = np.float32(2.0 ** -np.frexp(max_diag)[1])
+    min_pivot = np.float32(min_pivot) * s
     v = np.zeros((32, E), np.complex64)
     for lane in range(32):
         h, j = lane // UP, lane % UP
@@ -59,6 +67,8 @@ def emulate_warp(M, U, UP, load, min_pivot):
             v[lane, e] = M[i, j] if (i < U and j < U) else (1 if i == j else 0)
             if i == j and i < U:
                 v[lane, e] += np.float32(load)
+            if i < U and j < U:
+                v[lane, e] *= s
     for q in range(E):
         for r in range(R):
             k = q * R + r
@@ -72,13 +82,11 @@ def emulate_warp(M, U, UP, load, min_pivot):
             new = v.copy()
             for lane in range(32):
                 h, j = lane // UP, lane % UP
-                rj = cf(complex(inv, 0)) if j == k else cf(row_kj[lane] * inv)
+                rj = cf(complex(np.float32(1) + inv, 0)) if j == k else cf(row_kj[lane] * inv)
                 for e in range(E):
                     m_ik = v[h * UP + k, e]
-                    on_row = e == 0 and h == r
-                    c = cf(-1) if on_row else m_ik
-                    base = cf(0) if (on_row or j == k) else v[lane, e]
-                    new[lane, e] = cf(base - cf(c * rj))
+                    c = cf(complex(d - np.float32(1), 0)) if (e == 0 and h == r) else m_ik
+                    new[lane, e] = cfms(c, rj, v[lane, e])
             v = new
         v = np.roll(v, -1, axis=1)  # entry e takes entry e + 1's rows
     out = np.zeros((UP, UP), np.complex64)
@@ -87,7 +95,7 @@ def emulate_warp(M, U, UP, load, min_pivot):
         for e in range(E):
             i = h + R * e
             if i < UP:
-                out[i, j] = v[lane, e] if (i < U and j < U) else 0
+                out[i, j] = v[lane, e] * s if (i < U and j < U) else 0
     return out
 worst = 0
 cases = [("block", UP, t) for UP, ts in ((16, (32, 64, 128, 256)), (8, (32, 64, 128)), (4, (32,)))
@@ -108,6 +116,18 @@ for kind, UP, threads in cases:
         pad = np.abs(out[U:, :]).max(initial=0) + np.abs(out[:, U:]).max(initial=0)
         worst = max(worst, err)
         assert err < 1e-4 and pad == 0, (kind, UP, threads, U, err, pad)
+# the warp's inversion is scale-free: A times 2^-40 .. 1e12 (and 0.3, not a power of two)
+for scale in (2.0 ** -40, 1e-6, 0.3, 1e3, 1e12):
+    for UP in (16, 8, 4):
+        U = UP
+        H = (rng.standard_normal((2 * U + 3, U)) + 1j * rng.standard_normal((2 * U + 3, U))) / np.sqrt(2)
+        G = np.zeros((UP, UP), dtype=complex); G[:U, :U] = scale * (H.conj().T @ H)
+        load = 0.1 * scale
+        out = emulate_warp(G, U, UP, load, 1e-6 * scale)
+        ref = np.linalg.inv(G[:U, :U] + load * np.eye(U))
+        err = np.abs(out[:U, :U] - ref).max() / np.abs(ref).max()
+        worst = max(worst, err)
+        assert err < 1e-4, ("warp scale", scale, UP, err)
 # singular: twin users -> a pivot fails in both
 H = rng.standard_normal((10, 3)) + 0j; H[:, 2] = H[:, 1]
 A = H.conj().T @ H; M = np.eye(16, dtype=complex); M[:3, :3] = A
