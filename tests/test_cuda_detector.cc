@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 using namespace mimodet;
 
@@ -328,6 +329,16 @@ TEST(CudaDetector, RegularizedZfKeepsThePostZfNoiseOfTheCpu)
     }
 }
 
+//! Subcarriers enough for a compact grid on GPU 0 (4 or more blocks per SM, every
+//! tile size), plus a partial wave.
+std::size_t compact_grid_subcarriers()
+{
+    int sms = 0;
+    if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess)
+        throw std::runtime_error("cudaDeviceGetAttribute(MultiProcessorCount) failed");
+    return 4 * static_cast<std::size_t>(sms) + 17;
+}
+
 /*! The first device-API call on f's channel (the fused kernel prepares it) against the
  * host API (the prepare kernel, G summed in another order, its own block's inversion):
  * finite LLRs, the same regularized and erased subcarriers, and per-user LLR magnitudes
@@ -390,10 +401,7 @@ TEST(CudaDetector, FusedInversionByOneWarpIsScaleFreeAndRegularizesLikeThePrepar
     // as the prepare kernel does, and a frame scaled by alpha (H and y; N0 by alpha^2)
     // gives the CPU's LLRs for that frame, from alpha = 1e-5 to 1.37 * 2^20.
     SKIP_WITHOUT_GPU();
-    int sms = 0;
-    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
-              cudaSuccess);
-    const std::size_t nsc = 4 * static_cast<std::size_t>(sms) + 17;
+    const std::size_t nsc = compact_grid_subcarriers();
     for (auto mode : { DetectorMode::chol, DetectorMode::zf })
         for (std::size_t users : { 16, 8, 4 }) {
             const Case c{
@@ -606,10 +614,7 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
     // Tiles of 32 symbols or more stage 16 antennas at a time, double-buffered (33x6
     // with 32 symbols; the 1024 x 64 target's 128x16 with 64).
     SKIP_WITHOUT_GPU();
-    int sms = 0;
-    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0),
-              cudaSuccess);
-    const std::size_t nsc = 4 * static_cast<std::size_t>(sms) + 17;
+    const std::size_t nsc = compact_grid_subcarriers();
     for (auto mode :
          { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr, DetectorMode::zf })
         for (const Case& c :
