@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 using namespace mimodet;
 
@@ -395,18 +396,22 @@ TEST(CudaDetector, FusedKernelRegularizesASingularChannelLikeThePrepareKernel)
 
 TEST(CudaDetector, FusedInversionByOneWarpIsScaleFreeAndRegularizesLikeThePrepareKernel)
 {
-    // On a compact grid the fused chol/zf blocks of one warp (16 users with up to 16
-    // symbols, 8 with up to 32, 4) invert A by shuffles (invert_warp), scaled by a power
-    // of two so that its pivots are at most 1: a singular G (twin users) is regularized
-    // as the prepare kernel does, and a frame scaled by alpha (H and y; N0 by alpha^2)
-    // gives the CPU's LLRs for that frame, from alpha = 1e-5 to 1.37 * 2^20.
+    // On a compact grid the fused chol/zf blocks of up to 16 users leave the inversion
+    // to one warp (invert_warp: shuffles, A scaled by a power of two so that its pivots
+    // are at most 1), in blocks of one warp (16 users with up to 16 symbols, 8, 4) and of
+    // four (16 users, 64 symbols): a singular G (twin users) is regularized as the
+    // prepare kernel does, and a frame scaled by alpha (H and y; N0 by alpha^2) gives the
+    // CPU's LLRs for that frame, from alpha = 1e-5 to 1.37 * 2^20.
     SKIP_WITHOUT_GPU();
     const std::size_t nsc = compact_grid_subcarriers();
+    // (users, symbols)
+    const std::pair<std::size_t, std::size_t> shapes[] = {
+        { 16, 14 }, { 8, 14 }, { 4, 14 }, { 16, 64 }
+    };
     for (auto mode : { DetectorMode::chol, DetectorMode::zf })
-        for (std::size_t users : { 16, 8, 4 }) {
-            const Case c{
-                4 * users, users, nsc, 14, Modulation::qam16, mode, 3, 15.0, 0.0
-            };
+        for (const auto& [users, nsym] : shapes) {
+            const std::size_t b = 4 * users;
+            const Case c{ b, users, nsc, nsym, Modulation::qam16, mode, 3, 15.0, 0.0 };
             const std::string what = describe(c);
             Frame twins = frame_with_twin_users(c, 23);
             if (mode == DetectorMode::chol)

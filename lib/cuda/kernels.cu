@@ -378,9 +378,10 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * test of which entry lies on row k is e == 0 && h == k % R. The passes stay a loop,
  * rotating the entries by one after each (E passes bring them back): unrolled, the 16
  * steps for 16 users took about 28 KiB of code that each warp ran once, and the NR slot
- * kernel stalled on instruction fetch. (A block of several warps keeps
- * invert_in_place: one warp doing the inversion while the others wait at a barrier was
- * slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us.)
+ * kernel stalled on instruction fetch. (Blocks of several warps on grids of a block or
+ * so per SM keep invert_in_place: one warp doing the inversion while the others wait at
+ * a barrier was slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us. On compact
+ * grids the SM's other blocks fill in, and one warp is faster: the fused kernel.)
  *
  * Unlike invert_in_place it inverts s A, s = 2^-e (exact) with max_diag (the largest
  * diagonal entry of A) < 2^e, so that every pivot d, a Schur complement, is at most
@@ -1311,8 +1312,8 @@ tile_min_blocks(int up, int symbols, bool compact, bool iterative)
  * the CUDA cores (thread (pair, group) accumulating G_uj for its users u and the columns
  * j = group + G t < UP; S >= UP so that they are covered). Then cg/cr: one warp makes A
  * and the gains (finish_channel_iterative); chol/zf: the block inverts A by
- * Gauss-Jordan (finish_channel_block; finish_channel_warp for blocks of one warp), and
- * the rest follows as usual. */
+ * Gauss-Jordan (finish_channel_block; finish_channel_warp, one warp, for up to 16 users
+ * on compact grids), and the rest follows as usual. */
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
 __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
@@ -1636,18 +1637,24 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         bad_symbol[s] = finite ? 0 : 1;
     }
 
-    if constexpr (kFused) { // one warp (cg/cr, chol/zf in blocks of one warp) or the
-        // block (chol/zf) finishes G in a_s (whether the channel is usable passes
-        // through shared memory rather than a read-back of the status byte just written)
+    if constexpr (kFused) { // one warp (cg/cr; chol/zf of up to 16 users on compact
+        // grids) or the block (other chol/zf) finishes G in a_s (whether the channel is
+        // usable passes through shared memory rather than a read-back of the status byte
+        // just written)
         bool usable = false;
         auto* const a_rows = reinterpret_cast<float2(*)[UP + 1]>(a_s);
-        // compact grids: one k-group (tile_shape), so the block is `base` threads
-        constexpr bool kOneWarp = kCompact && base == 32;
+        /* A compact grid's blocks (several per SM: its other blocks keep the SM busy)
+         * leave the inversion to their first warp, even blocks of 128 threads (the
+         * target's; H100, against the block's invert_in_place, two calls of 2 rounds:
+         * target chol 75.2 / 75.1 -> 74.1 / 73.7 us and 74.8 / 75.0 -> 74.6 / 74.2). A
+         * grid of a block or so per SM keeps the block's (li2015: see invert_warp). */
+        constexpr bool kWarpInverts = kCompact && UP <= 16;
         if constexpr (kIterative) {
             if (tid < 32)
                 usable = finish_channel_iterative<UP>(prep, sc, a_rows, tid);
-        } else if constexpr (kOneWarp) {
-            usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
+        } else if constexpr (kWarpInverts) {
+            if (tid < 32)
+                usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
         } else {
             // (a block of 128 threads or more is one k-group: tile_shape)
             usable = finish_channel_block < UP,
@@ -2151,7 +2158,7 @@ void launch_fused_for(const EqualizeArgs& args,
 }
 
 /* chol/zf: A^-1 by Gauss-Jordan on the whole block (finish_channel_block;
- * finish_channel_warp for blocks of one warp). With the Cholesky factorization and the
+ * finish_channel_warp, one warp, for up to 16 users on compact grids). With the Cholesky factorization and the
  * two solves per column instead (its registers, 103 against 66 per thread for 16 users)
  * the fused kernel was slower than the prepare kernel and the equalize kernel apart
  * (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). For 17..32
