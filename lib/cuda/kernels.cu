@@ -393,9 +393,10 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * few units in the last place of the results (unscaled, a pivot of 1e4 would lose four
  * digits of 1/d in 1 + 1/d). H100, against the selects, same run, 3 rounds: NR slot
  * 64x16 chol 60.1 / 60.0 / 60.3 -> 59.1 / 59.8 / 59.1 us, 128x16 86.6-87.0 -> 86.1-86.4.
- * Same pivots up to rounding and the same failure as invert_in_place; m holds G on entry and A^-1 on success, G still on failure. Every
- * lane must call it. scripts/kernel-emulation/gj.py emulates it lane by lane against
- * numpy's inverse, at several scales of A. */
+ * Same pivots up to rounding and the same failure as invert_in_place; m holds G on
+ * entry and A^-1 on success, G still on failure. Every lane must call it.
+ * scripts/kernel-emulation/gj.py emulates it lane by lane against numpy's inverse, at
+ * several scales of A. */
 template <int UP>
 __device__ __forceinline__ bool invert_warp(
     float2 (*m)[UP + 1], int U, float load, float max_diag, float min_pivot, int lane)
@@ -2158,14 +2159,14 @@ void launch_fused_for(const EqualizeArgs& args,
 }
 
 /* chol/zf: A^-1 by Gauss-Jordan on the whole block (finish_channel_block;
- * finish_channel_warp, one warp, for up to 16 users on compact grids). With the Cholesky factorization and the
- * two solves per column instead (its registers, 103 against 66 per thread for 16 users)
- * the fused kernel was slower than the prepare kernel and the equalize kernel apart
- * (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 -> 170 us). For 17..32
- * users it was first left to the two kernels; fused, H100, same run: li2015 256x32 chol
- * N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. Calls of 1 or 2 symbols
- * (which otherwise take the direct kernel after the prepare kernel) are fused too: li2015
- * 256x32 chol N2 61.1 -> 43.5 us (H100, same run, 3 rounds). */
+ * finish_channel_warp, one warp, for up to 16 users on compact grids). With the Cholesky
+ * factorization and the two solves per column instead (its registers, 103 against 66
+ * per thread for 16 users) the fused kernel was slower than the prepare kernel and the
+ * equalize kernel apart (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 ->
+ * 170 us). For 17..32 users it was first left to the two kernels; fused, H100, same run:
+ * li2015 256x32 chol N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. Calls of
+ * 1 or 2 symbols (which otherwise take the direct kernel after the prepare kernel) are
+ * fused too: li2015 256x32 chol N2 61.1 -> 43.5 us (H100, same run, 3 rounds). */
 bool fused_supported(std::size_t num_symbols)
 {
     return num_symbols >= 1 && num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);
