@@ -341,8 +341,9 @@ std::size_t compact_grid_subcarriers()
 }
 
 /*! The first device-API call on f's channel (the fused kernel prepares it) against the
- * host API (the prepare kernel, G summed in another order, its own block's inversion):
- * finite LLRs, the same regularized and erased subcarriers, and per-user LLR magnitudes
+ * host API (the prepare kernel, G summed in another order, its own block's inversion),
+ * which must regularize at least one subcarrier: finite LLRs, the same erasures, and
+ * per-user LLR magnitudes
  * within 20% on subcarrier 0 (float rounding on a near-singular system moves individual
  * LLRs; the gains must not), equal elsewhere to rounding. */
 void expect_fused_like_prepared(const Case& c, const Frame& f, const std::string& what)
