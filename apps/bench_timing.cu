@@ -32,6 +32,34 @@ read_kernel(const uint4* data, unsigned long long n, int flag, uint4* sink)
         *sink = acc;
 }
 
+//! stream_traffic: words [0, na) of a then [0, nb) of b read once, the first nout of
+//! them written to out; the store to sink never happens (flag is 0) but keeps the loads.
+__global__ void stream_traffic_kernel(const uint4* a,
+                                      unsigned long long na,
+                                      const uint4* b,
+                                      unsigned long long nb,
+                                      uint4* out,
+                                      unsigned long long nout,
+                                      int flag,
+                                      uint4* sink)
+{
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < na + nb;
+         i += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+        const uint4 v = i < na ? a[i] : b[i - na];
+        if (i < nout) {
+            out[i] = v;
+        } else {
+            acc.x ^= v.x;
+            acc.y ^= v.y;
+            acc.z ^= v.z;
+            acc.w ^= v.w;
+        }
+    }
+    if (flag)
+        *sink = acc;
+}
+
 __global__ void spin_kernel(unsigned long long nanoseconds)
 {
     unsigned long long start, now;
@@ -72,6 +100,37 @@ void L2Flusher::flush(void* stream)
                                          static_cast<uint4*>(d_clean_buffer));
         MIMODET_CUDA_CHECK_LAUNCH("read_kernel");
     }
+}
+
+void stream_traffic(const void* a,
+                    unsigned long a_bytes,
+                    const void* b,
+                    unsigned long b_bytes,
+                    void* out,
+                    unsigned long out_bytes,
+                    void* stream)
+{
+    const unsigned long long na = a_bytes / sizeof(uint4), nb = b_bytes / sizeof(uint4);
+    const unsigned long long nout =
+        std::min<unsigned long long>(out_bytes / sizeof(uint4), na + nb);
+    if (na + nb == 0)
+        return;
+    int device = 0, sms = 0;
+    MIMODET_CUDA_CHECK(cudaGetDevice(&device));
+    MIMODET_CUDA_CHECK(
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    constexpr int kThreads = 256, kBlocksPerSm = 8; // every thread slot of the SM
+    const auto s = static_cast<cudaStream_t>(stream);
+    stream_traffic_kernel<<<sms * kBlocksPerSm, kThreads, 0, s>>>(
+        static_cast<const uint4*>(a),
+        na,
+        static_cast<const uint4*>(b),
+        nb,
+        static_cast<uint4*>(out),
+        nout,
+        0,
+        static_cast<uint4*>(out));
+    MIMODET_CUDA_CHECK_LAUNCH("stream_traffic_kernel");
 }
 
 void hold_stream(void* stream, double microseconds)

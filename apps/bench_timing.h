@@ -33,6 +33,20 @@ private:
     unsigned long d_bytes = 0;
 };
 
+/*! The traffic of a detector call without its arithmetic: reads `a_bytes` at `a` and
+ * `b_bytes` at `b` once each and writes `out_bytes` to `out`, in 16-byte words (the last
+ * bytes of each buffer past a whole word are left out), on `stream`. Timed after the
+ * same L2 flush as the call, it is the floor that the call's bytes set in that cache
+ * state: with --l2 dirty it includes the write-back of the flush's dirty lines, which
+ * the D2D copy's floor does not. */
+void stream_traffic(const void* a,
+                    unsigned long a_bytes,
+                    const void* b,
+                    unsigned long b_bytes,
+                    void* out,
+                    unsigned long out_bytes,
+                    void* stream);
+
 /*! Holds `stream` busy for about `microseconds` on the GPU, so that the launches queued
  * after it are all issued by the host before the timed region starts: events then time
  * the GPU's work, not the host's launch rate. */

@@ -27,6 +27,9 @@
  * and the host-to-device and device-to-host bandwidths, which set the floors:
  *   kernel floor = (H + y + LLR bytes, each once) / D2D bandwidth
  *   e2e bound    = max((H + y bytes) / H2D, LLR bytes / D2H)
+ * and the stream floor: the same bytes read and written by a kernel without arithmetic,
+ * timed like kernel-only after the same flush (stream% = its time / the kernel's), the
+ * floor in the cache state the kernel meets, the flush's write-back included.
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
  * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
  * is --devices D); --streams sets the end-to-end engines' CUDA streams and --graphs off
@@ -166,6 +169,9 @@ struct Result {
     //! Host time to queue one detect_device call on a formed channel (the GPU held, so
     //! that only the queuing is timed): the launch overhead that CUDA graphs cut.
     double issue_us = 0;
+    //! The call's bytes (H and y read, the LLRs written) moved without arithmetic, timed
+    //! like it after the same L2 flush: the floor in the same cache state.
+    double stream_floor_ms = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;
 };
 
@@ -339,6 +345,29 @@ Result bench_cuda(const BenchConfig& c,
     }
     r.prepare_ms = median(prepare_ms);
     r.equalize_ms = median(equalize_ms);
+    { // the stream floor: this call's bytes moved without arithmetic, timed like it
+        std::vector<double> stream_ms;
+        for (int i = 0; i < reps + 3; ++i) {
+            const std::size_t k = static_cast<std::size_t>(i) % frames.size();
+            flusher.flush(stream);
+            bench::hold_stream(stream, kHoldMicroseconds);
+            CHECK(cudaEventRecord(e0, stream));
+            bench::stream_traffic(dh[k]->get(),
+                                  dh[k]->bytes(),
+                                  dy[k]->get(),
+                                  dy[k]->bytes(),
+                                  dllr.get(),
+                                  dllr.bytes(),
+                                  stream);
+            CHECK(cudaEventRecord(e1, stream));
+            CHECK(cudaEventSynchronize(e1));
+            float t = 0;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (i >= 3)
+                stream_ms.push_back(t);
+        }
+        r.stream_floor_ms = median(stream_ms);
+    }
 
     if (c.mode == DetectorMode::chol) {
         // The same frames through the library pipeline, timed the same way, and its LLRs
@@ -547,7 +576,7 @@ int main(int argc, char** argv)
         if (gpu)
             throw std::runtime_error("this build has no CUDA backend; use --backend cpu");
 #endif
-        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s %9s %8s %8s\n",
+        std::printf("%-32s %12s %12s %10s %10s %10s %10s %8s %8s %9s %9s %8s %8s %8s\n",
                     "config",
                     "kernel Mb/s",
                     "e2e Mb/s",
@@ -560,7 +589,8 @@ int main(int argc, char** argv)
                     "BER",
                     "cuBLAS ms",
                     "x cuBLAS",
-                    "issue us");
+                    "issue us",
+                    "stream%");
         for (const auto& c : configs) {
             Result r;
 #ifdef MIMODET_HAVE_CUDA
@@ -573,7 +603,7 @@ int main(int argc, char** argv)
             auto mbps = [&](double ms) { return ms > 0 ? r.bits / (ms * 1e3) : 0.0; };
             std::printf(
                 "%-32s %12.1f %12.1f %10.4f %10.4f %10.4f %10.4f %8.1f %8.1f %9.2e %9.4f "
-                "%8.1f %8.1f\n",
+                "%8.1f %8.1f %8.1f\n",
                 c.name.c_str(),
                 mbps(r.kernel_ms),
                 mbps(r.e2e_ms),
@@ -587,7 +617,8 @@ int main(int argc, char** argv)
                 r.ber,
                 r.baseline_ms,
                 r.baseline_ms > 0 && r.kernel_ms > 0 ? r.baseline_ms / r.kernel_ms : 0.0,
-                r.issue_us);
+                r.issue_us,
+                r.kernel_ms > 0 ? 100.0 * r.stream_floor_ms / r.kernel_ms : 0.0);
             std::fflush(stdout);
         }
         if (opt.count("--json")) {
@@ -623,6 +654,7 @@ int main(int argc, char** argv)
                     << ", \"cublas_baseline_ms\": " << r.baseline_ms
                     << ", \"cublas_baseline_agreement\": " << r.baseline_agreement
                     << ", \"kernel_floor_ms\": " << r.kernel_floor_ms
+                    << ", \"stream_floor_ms\": " << r.stream_floor_ms
                     << ", \"e2e_bound_ms\": " << r.e2e_bound_ms << ", \"ber\": " << r.ber
                     << ", \"issue_us\": " << r.issue_us << "}"
                     << (i + 1 < results.size() ? "," : "") << "\n";
