@@ -285,6 +285,61 @@ TEST(CudaDetector, BadInputsAreErasedExactlyLikeTheCpu)
     }
 }
 
+/*! Channels given through the device API (set_channel_device) count in stats() like host
+ * ones: subcarriers without a usable channel, regularized ones, users without a usable
+ * channel and erased symbol vectors, whether the first detect_device call prepares the
+ * channel in the fused kernel or in the prepare kernel (fuse_prepare off); once however
+ * often stats() is read, and a channel's status once however many calls use it. */
+TEST(CudaDetector, DeviceApiChannelsCountInTheStatisticsLikeHostOnes)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg })
+        for (bool fuse : { true, false }) {
+            const Case c{ 16, 4, 12, 3, Modulation::qam16, mode, 3, 15.0, 0.0 };
+            const std::string what = describe(c) + (fuse ? " fused" : " prepared");
+            Frame f = frame_with_twin_users(c, 21); // subcarrier 0: users 0 and 1 alike
+            if (mode == DetectorMode::chol)
+                f.n0 = 0.0f; // G singular on subcarrier 0, and no loading: regularized
+            const Dims d = config_of(c, Backend::cpu).dims();
+            f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
+            f.y[1 * d.rx_items() + d.rx_index(4, 3)] = cf32(0.0f, INFINITY); // bad (1, 4)
+            for (std::size_t b = 0; b < d.num_antennas; ++b)
+                f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
+            cuda::EngineOptions opt;
+            opt.fuse_prepare = fuse;
+            cuda::CudaDetector host_api(config_of(c, Backend::cuda), opt);
+            const Outputs host = run(host_api, f, c.nsym);
+            const DetectorStats& want = host.stats;
+            ASSERT_GE(want.bad_channel_subcarriers, 1u) << what;
+            ASSERT_GE(want.unusable_user_channels, 1u) << what;
+            ASSERT_GE(want.bad_sample_vectors, 1u) << what;
+            if (mode == DetectorMode::chol)
+                ASSERT_GE(want.regularized_subcarriers, 1u) << what;
+
+            cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+            DeviceFrame dev(f, host);
+            gpu.set_channel_device(dev.h.get(), f.n0);
+            dev.detect(gpu, c.nsym);
+            const DetectorStats got = gpu.stats(), again = gpu.stats();
+            for (const DetectorStats* s : { &got, &again }) {
+                EXPECT_EQ(s->bad_channel_subcarriers, want.bad_channel_subcarriers)
+                    << what;
+                EXPECT_EQ(s->regularized_subcarriers, want.regularized_subcarriers)
+                    << what;
+                EXPECT_EQ(s->unusable_user_channels, want.unusable_user_channels) << what;
+                EXPECT_EQ(s->bad_sample_vectors, want.bad_sample_vectors) << what;
+            }
+            dev.detect(gpu, c.nsym); // the same channel: its status is not counted again
+            const DetectorStats twice = gpu.stats();
+            EXPECT_EQ(twice.bad_channel_subcarriers, want.bad_channel_subcarriers)
+                << what;
+            EXPECT_EQ(twice.regularized_subcarriers, want.regularized_subcarriers)
+                << what;
+            EXPECT_EQ(twice.unusable_user_channels, want.unusable_user_channels) << what;
+            EXPECT_EQ(twice.bad_sample_vectors, 2 * want.bad_sample_vectors) << what;
+        }
+}
+
 TEST(CudaDetector, SingularChannelIsRegularizedLikeTheCpu)
 {
     SKIP_WITHOUT_GPU();

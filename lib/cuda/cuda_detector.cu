@@ -215,6 +215,11 @@ struct CudaDetector::Impl {
     std::uint8_t* d_status = nullptr;
     std::uint8_t* d_unusable = nullptr;
     unsigned long long* d_bad_samples = nullptr;
+    /* The channel status of device-API channels (set_channel_device), counted by the
+     * kernels that prepare them (PrepareArgs::counts; kChannelCounts totals, never
+     * reset), and read by stats(): their status is never copied to the host, as a host
+     * channel's is (fold_channel_status). */
+    unsigned long long* d_channel_counts = nullptr;
     bool has_channel = false;
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
@@ -323,6 +328,9 @@ struct CudaDetector::Impl {
         d_unusable = device_alloc<std::uint8_t>(nsc);
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
+        d_channel_counts = device_alloc<unsigned long long>(kChannelCounts);
+        MIMODET_CUDA_CHECK(cudaMemset(
+            d_channel_counts, 0, kChannelCounts * sizeof(unsigned long long)));
         h_channel = pinned_alloc<float2>(nsc * b * u);
         h_status = pinned_alloc<std::uint8_t>(nsc);
         h_unusable = pinned_alloc<std::uint8_t>(nsc);
@@ -392,6 +400,7 @@ struct CudaDetector::Impl {
         cudaFree(d_status);
         cudaFree(d_unusable);
         cudaFree(d_bad_samples);
+        cudaFree(d_channel_counts);
         cudaFreeHost(h_channel);
         cudaFreeHost(h_status);
         cudaFreeHost(h_unusable);
@@ -403,7 +412,7 @@ struct CudaDetector::Impl {
         d_h = d_a = nullptr;
         d_rho = d_inv_lambda = nullptr;
         d_status = d_unusable = nullptr;
-        d_bad_samples = h_bad_samples = nullptr;
+        d_bad_samples = h_bad_samples = d_channel_counts = nullptr;
         h_channel = nullptr;
         h_status = h_unusable = nullptr;
         device_selected = false;
@@ -456,10 +465,16 @@ struct CudaDetector::Impl {
         }
     }
 
-    void prepare(const float2* d_channel, float n0, cudaStream_t stream)
+    //! counts: PrepareArgs::counts (device-API channels; host ones fold their status).
+    void prepare(const float2* d_channel,
+                 float n0,
+                 cudaStream_t stream,
+                 unsigned long long* counts = nullptr)
     {
         wait_for_channel(stream);
-        launch_prepare(prepare_args(d_channel, n0), stream);
+        PrepareArgs args = prepare_args(d_channel, n0);
+        args.counts = counts;
+        launch_prepare(args, stream);
         MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
         a_formed = true;
     }
@@ -551,12 +566,16 @@ struct CudaDetector::Impl {
         const bool matrix_free = matrix_free_for(symbols_on_channel);
         const bool fused = options.fuse_prepare && !matrix_free &&
                            fused_supported(n);
+        // (a channel not formed yet is a device-API one: its status is counted on the
+        // device)
         if (!matrix_free && !fused) // forming A pays, in its own kernel
-            prepare(channel, n0, stream);
+            prepare(channel, n0, stream, d_channel_counts);
         const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, matrix_free);
         if (fused) {
             wait_for_channel(stream);
-            launch_equalize_fused(a, prepare_args(channel, n0), stream);
+            PrepareArgs channel_args = prepare_args(channel, n0);
+            channel_args.counts = d_channel_counts;
+            launch_equalize_fused(a, channel_args, stream);
             MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
             a_formed = true;
         } else {
@@ -630,8 +649,27 @@ CudaDetector::~CudaDetector() = default;
 bool CudaDetector::has_channel() const { return d_impl->has_channel; }
 DetectorStats CudaDetector::stats() const
 {
-    d_impl->fold_channel_status();
-    return d_impl->stats;
+    Impl& m = *d_impl;
+    m.fold_channel_status();
+    DetectorStats s = m.stats;
+    /* Device-API calls: their channels' status is counted on the device, and their
+     * erasures wait in d_bad_samples until a host detect() collects them (and clears it),
+     * both as of the last device-API call, which is waited for. */
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
+    unsigned long long counts[kChannelCounts + 1] = {};
+    MIMODET_CUDA_CHECK(cudaMemcpy(counts,
+                                  m.d_channel_counts,
+                                  kChannelCounts * sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost));
+    MIMODET_CUDA_CHECK(cudaMemcpy(counts + kChannelCounts,
+                                  m.d_bad_samples,
+                                  sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost));
+    s.bad_channel_subcarriers += counts[kChannelCountBad];
+    s.regularized_subcarriers += counts[kChannelCountRegularized];
+    s.unusable_user_channels += counts[kChannelCountUnusableUsers];
+    s.bad_sample_vectors += counts[kChannelCounts];
+    return s;
 }
 std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
 int CudaDetector::device() const { return d_impl->options.device; }

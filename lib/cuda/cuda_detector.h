@@ -118,6 +118,8 @@ public:
                 float* llr,
                 cf32* x_hat = nullptr) override;
     bool has_channel() const override;
+    //! Waits for the device-API calls queued so far: their channels' status and erasures
+    //! are counted on the device.
     DetectorStats stats() const override;
     std::string name() const override;
 
@@ -127,8 +129,9 @@ public:
     //! Takes the channel from a device copy of H, which must stay valid and unchanged
     //! until the next set_channel*() (the kernels read it again per symbol batch), ready
     //! once the work queued on `stream` so far is done. The first detect call prepares it
-    //! (fused with its equalization when the call is one tile of symbols per subcarrier);
-    //! no statistics.
+    //! (fused with its equalization when the call is one tile of symbols per subcarrier)
+    //! and counts its status on the device, which stats() adds (CG/CR calls that iterate
+    //! from H alone, see matrix_formed(), count none).
     void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
     //! Equalizes and demaps n_symbols received items already on the device.
     void detect_device(const cf32* d_y,

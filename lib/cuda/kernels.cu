@@ -227,7 +227,25 @@ erase_channel(const PrepareArgs& p, int sc, bool regularized, int lane)
     if (lane == 0) {
         p.status[sc] = kStatusBad | (regularized ? kStatusRegularized : 0);
         p.unusable[sc] = 0;
+        if (p.counts) {
+            atomicAdd(p.counts + kChannelCountBad, 1ull);
+            if (regularized)
+                atomicAdd(p.counts + kChannelCountRegularized, 1ull);
+        }
     }
+}
+
+//! Adds a usable subcarrier's status to p.counts, where they are kept (lane 0).
+__device__ __forceinline__ void
+count_channel(const PrepareArgs& p, bool regularized, unsigned unusable_users)
+{
+    if (!p.counts)
+        return;
+    if (regularized)
+        atomicAdd(p.counts + kChannelCountRegularized, 1ull);
+    if (unusable_users)
+        atomicAdd(p.counts + kChannelCountUnusableUsers,
+                  static_cast<unsigned long long>(unusable_users));
 }
 
 //! The U x U part of g row-major into p.a (one warp, coalesced).
@@ -320,6 +338,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
     if (lane == 0) {
         p.status[sc] = regularized ? kStatusRegularized : kStatusOk;
         p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+        count_channel(p, regularized, __popc(unusable_mask));
     }
     return true;
 }
@@ -365,6 +384,7 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
     if (lane == 0) {
         p.status[sc] = kStatusOk;
         p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
+        count_channel(p, false, __popc(unusable_mask));
     }
     return true;
 }

@@ -41,6 +41,16 @@ struct PrepareArgs {
     float* inv_lambda;      //!< [N_sc][U]
     std::uint8_t* status;   //!< [N_sc]
     std::uint8_t* unusable; //!< [N_sc] users without a usable channel
+    //! Optional (null: not counted): running totals on the device, [kChannelCountBad]
+    //! subcarriers without a usable channel, [kChannelCountRegularized] those inverted
+    //! under extra loading, [kChannelCountUnusableUsers] users without a usable channel.
+    unsigned long long* counts;
+};
+enum ChannelCount : int {
+    kChannelCountBad = 0,
+    kChannelCountRegularized = 1,
+    kChannelCountUnusableUsers = 2,
+    kChannelCounts = 3
 };
 void launch_prepare(const PrepareArgs& args, cudaStream_t stream);
 
