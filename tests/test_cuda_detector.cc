@@ -673,7 +673,9 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
     // antennas, odd U and B (8-byte copies), every mode. Fused chol/zf blocks of one
     // warp invert A by shuffles (invert_warp): 16 users (13 and 16), 8 (6 and 8) and 4.
     // Tiles of 32 symbols or more stage 16 antennas at a time, double-buffered (33x6
-    // with 32 symbols; the 1024 x 64 target's 128x16 with 64).
+    // with 32 symbols; the 1024 x 64 target's 128x16 with 64; 250x16 ending on a
+    // partial chunk of 10 antennas; 70x13, 13 users in tiles of 16, H copied 8 bytes at
+    // a time).
     SKIP_WITHOUT_GPU();
     const std::size_t nsc = compact_grid_subcarriers();
     for (auto mode :
@@ -685,7 +687,9 @@ TEST(CudaDetector, FirstDeviceCallPreparesTheChannelOnACompactGrid)
                Case{ 40, 8, 2 * nsc, 4, Modulation::qpsk, mode, 2, 8.0, 0.0 },
                Case{ 33, 6, nsc, 32, Modulation::qam64, mode, 3, 18.0, 0.0 },
                Case{ 24, 4, nsc, 20, Modulation::qam16, mode, 3, 12.0, 0.0 },
-               Case{ 128, 16, nsc, 64, Modulation::qam16, mode, 3, 12.0, 0.0 } })
+               Case{ 128, 16, nsc, 64, Modulation::qam16, mode, 3, 12.0, 0.0 },
+               Case{ 250, 16, nsc, 40, Modulation::qam16, mode, 3, 10.0, 0.0 },
+               Case{ 70, 13, nsc, 36, Modulation::qam64, mode, 3, 18.0, 0.0 } })
             expect_first_call_prepares_the_channel(c);
 }
 
