@@ -264,8 +264,9 @@ write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], in
 }
 
 /*! chol/zf, one warp, once g holds A^-1 of A = G + load I (zeros past U): A^-1 into
- * p.a, the per-user gains, the status and the unusable count; a row of A^-1 that is not
- * finite erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
+ * p.a (unless `written`: there already, all_finite telling whether it is all finite), the
+ * per-user gains, the status and the unusable count; a row of A^-1 that is not finite
+ * erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
  * largest. Returns whether the channel is usable (not erased), on every lane. */
 template <int UP>
 __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
@@ -275,20 +276,24 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 bool regularized,
                                                 float own_gain,
                                                 float max_gain,
-                                                int lane)
+                                                int lane,
+                                                bool written = false,
+                                                bool all_finite = true)
 {
     const int U = p.num_users;
     const bool user_lane = lane < U;
     const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
-    // [A^-1]_uu of this lane's user, and whether its row is finite.
+    // [A^-1]_uu of this lane's user, and whether its row is finite (written: A^-1 is in
+    // p.a already and all_finite says whether it is all finite).
     float inv_diag = 0.0f;
     bool finite = true;
     if (user_lane) {
         inv_diag = g[lane][lane].x;
-        for (int j = 0; j < U; ++j)
-            finite = finite && cfinite(g[lane][j]);
+        if (!written)
+            for (int j = 0; j < U; ++j)
+                finite = finite && cfinite(g[lane][j]);
     }
-    if (!__all_sync(0xffffffffu, finite || !user_lane)) {
+    if (written ? !all_finite : !__all_sync(0xffffffffu, finite || !user_lane)) {
         erase_channel(p, sc, regularized, lane);
         return false;
     }
@@ -311,7 +316,8 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
         }
         zf_noise_gain = q;
     }
-    write_channel_matrix<UP>(p, sc, g, lane);
+    if (!written)
+        write_channel_matrix<UP>(p, sc, g, lane);
 
     // Per-user gains, the CPU's (W H)_uu and |w_u|^2 without W: with A = G + load I,
     // W H = A^-1 G = I - load A^-1 (chol), W W^H as above (zf).
@@ -393,15 +399,18 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * invert_in_place (below) with the entries in registers and the pivot row and column
  * passed by shuffles, with no shared memory and no barrier. Lane (h, j) = (lane / UP,
  * lane % UP) holds R = 32 / UP rows of column j, so lane (h, k) holds exactly the rows of
- * column k that lane (h, j) needs. In pass q of the steps (steps k = q R .. q R + R - 1)
- * entry e holds row h + R ((e + q) % E): the pivot rows are always in entry 0 and the
- * test of which entry lies on row k is e == 0 && h == k % R. The passes stay a loop,
- * rotating the entries by one after each (E passes bring them back): unrolled, the 16
- * steps for 16 users took about 28 KiB of code that each warp ran once, and the NR slot
- * kernel stalled on instruction fetch. (Blocks of several warps on grids of a block or
- * so per SM keep invert_in_place: one warp doing the inversion while the others wait at
- * a barrier was slower there, H100, li2015 128x16 chol N64 25.7 -> 31.6 us. On compact
- * grids the SM's other blocks fill in, and one warp is faster: the fused kernel.)
+ * column k that lane (h, j) needs. With one pass per rotation, in pass q of the steps
+ * (steps k = q R .. q R + R - 1) entry e holds row h + R ((e + q) % E): the pivot rows
+ * are always in entry 0 and the test of which entry lies on row k is e == 0 && h == k %
+ * R. The passes stay a loop, rotating the entries by one after each (E passes bring them
+ * back): unrolled, the 16 steps for 16 users took about 28 KiB of code that each warp ran
+ * once, and the NR slot kernel stalled on instruction fetch. kPassesPerRotation = 2 (E
+ * even) makes one iteration of two passes, pass q + t finding its pivot rows in entry t,
+ * and then rotates by two entries: half the register moves for twice the code. (Blocks of
+ * several warps on grids of a block or so per SM keep invert_in_place: one warp doing the
+ * inversion while the others wait at a barrier was slower there, H100, li2015 128x16
+ * chol N64 25.7 -> 31.6 us. On compact grids the SM's other blocks fill in, and one warp
+ * is faster: the fused kernel.)
  *
  * Unlike invert_in_place it inverts s A, s = 2^-e (exact) with max_diag (the largest
  * diagonal entry of A) < 2^e, so that every pivot d, a Schur complement, is at most
@@ -414,16 +423,28 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * digits of 1/d in 1 + 1/d). H100, against the selects, same run, 3 rounds: NR slot
  * 64x16 chol 60.1 / 60.0 / 60.3 -> 59.1 / 59.8 / 59.1 us, 128x16 86.6-87.0 -> 86.1-86.4.
  * Same pivots up to rounding and the same failure as invert_in_place; m holds G on
- * entry and A^-1 on success, G still on failure. Every lane must call it.
- * scripts/kernel-emulation/gj.py emulates it lane by lane against numpy's inverse, at
- * several scales of A. */
-template <int UP>
-__device__ __forceinline__ bool invert_warp(
-    float2 (*m)[UP + 1], int U, float load, float max_diag, float min_pivot, int lane)
+ * entry and A^-1 on success, G still on failure. With a `store` (not nullptr), entry
+ * (i, j) of A^-1's U x U part also goes to store(i, j, value) from the registers, and
+ * *all_finite tells whether every one of them is finite (uniform). Every lane must call
+ * it. scripts/kernel-emulation/gj.py emulates it lane by lane against numpy's inverse,
+ * at several scales of A and with one and two passes per rotation. */
+template <int UP, int kPassesPerRotation = 1, typename Store = std::nullptr_t>
+__device__ __forceinline__ bool invert_warp(float2 (*m)[UP + 1],
+                                            int U,
+                                            float load,
+                                            float max_diag,
+                                            float min_pivot,
+                                            int lane,
+                                            Store store = nullptr,
+                                            bool* all_finite = nullptr)
 {
     static_assert(UP <= 16 && 32 % UP == 0, "invert_warp: up to 16 users");
+    static_assert(kPassesPerRotation == 1 || kPassesPerRotation == 2,
+                  "invert_warp: 1 or 2 passes per rotation");
+    constexpr bool kStore = !std::is_same_v<Store, std::nullptr_t>;
     constexpr int R = 32 / UP;          // lanes per column
     constexpr int E = (UP + R - 1) / R; // entries per lane
+    constexpr int QU = E % kPassesPerRotation == 0 ? kPassesPerRotation : 1;
     const int h = lane / UP, j = lane % UP;
     int exponent = 0;
     frexpf(max_diag, &exponent); // max_diag < 2^exponent
@@ -440,43 +461,62 @@ __device__ __forceinline__ bool invert_warp(
             v[e] = cscale(v[e], s);
     }
 #pragma unroll 1
-    for (int q = 0; q < E; ++q) {
+    for (int q = 0; q < E; q += QU) {
 #pragma unroll
-        for (int r = 0; r < R; ++r) {
-            const int k = q * R + r;
-            if (k >= U) // uniform; the rotations below still run
-                break;
-            // Every shuffle reads the registers before any lane updates them (the warp
-            // runs each one together).
-            const float2 row_kj = shfl(v[0], r * UP + j);
-            const float d = __shfl_sync(0xffffffffu, v[0].x, r * UP + k); // real
-            if (!(d >= min_pivot) || !isfinite(d))
-                return false; // every lane read the same pivot
-            const float inv = 1.0f / d;
-            // v <- v - c_i r_j with r_j = M_kj / d (1 + 1 / d at j = k) and c_i = M_ik
-            // (d - 1 at i = k): see above.
-            const float2 rj =
-                j == k ? make_float2(1.0f + inv, 0.0f) : cscale(row_kj, inv);
+        for (int t = 0; t < QU; ++t) { // pass q + t: its pivot rows in entry t
 #pragma unroll
-            for (int e = 0; e < E; ++e) {
-                const float2 m_ik = shfl(v[e], h * UP + k);
-                const bool on_row_k = e == 0 && h == r;
-                v[e] = cfms(on_row_k ? make_float2(d - 1.0f, 0.0f) : m_ik, rj, v[e]);
+            for (int r = 0; r < R; ++r) {
+                const int k = (q + t) * R + r;
+                if (k >= U) // uniform; the rotations below still run
+                    break;
+                // Every shuffle reads the registers before any lane updates them (the
+                // warp runs each one together).
+                const float2 row_kj = shfl(v[t], r * UP + j);
+                const float d = __shfl_sync(0xffffffffu, v[t].x, r * UP + k); // real
+                if (!(d >= min_pivot) || !isfinite(d))
+                    return false; // every lane read the same pivot
+                const float inv = 1.0f / d;
+                // v <- v - c_i r_j with r_j = M_kj / d (1 + 1 / d at j = k) and c_i =
+                // M_ik (d - 1 at i = k): see above.
+                const float2 rj =
+                    j == k ? make_float2(1.0f + inv, 0.0f) : cscale(row_kj, inv);
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    const float2 m_ik = shfl(v[e], h * UP + k);
+                    const bool on_row_k = e == t && h == r;
+                    v[e] = cfms(on_row_k ? make_float2(d - 1.0f, 0.0f) : m_ik, rj, v[e]);
+                }
             }
         }
-        const float2 first = v[0];
+        float2 first[QU];
 #pragma unroll
-        for (int e = 0; e + 1 < E; ++e)
-            v[e] = v[e + 1];
-        v[E - 1] = first;
+        for (int t = 0; t < QU; ++t)
+            first[t] = v[t];
+#pragma unroll
+        for (int e = 0; e + QU < E; ++e)
+            v[e] = v[e + QU];
+#pragma unroll
+        for (int t = 0; t < QU; ++t)
+            v[E - QU + t] = first[t];
     }
-    // A^-1 = s (s A)^-1 into m, zeros past U.
+    // A^-1 = s (s A)^-1 into m (zeros past U) and to store, checked for non-finite
+    // entries.
+    bool finite = true;
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         const int i = h + R * e;
+        const bool inside = i < U && j < U;
+        const float2 x = inside ? cscale(v[e], s) : make_float2(0.0f, 0.0f);
         if (i < UP)
-            m[i][j] = (i < U && j < U) ? cscale(v[e], s) : make_float2(0.0f, 0.0f);
+            m[i][j] = x;
+        if constexpr (kStore)
+            if (inside) {
+                finite = finite && cfinite(x);
+                store(i, j, x);
+            }
     }
+    if constexpr (kStore)
+        *all_finite = __all_sync(0xffffffffu, finite);
     __syncwarp();
     return true;
 }
@@ -630,8 +670,20 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
  * finish_channel_block with A^-1 by invert_warp: a holds G on entry and A^-1 on success
  * (a failed attempt leaves G there for the retry under loading). Every lane of the warp
  * must call it; the other warps of the block wait at the caller's barrier. Returns
- * whether the channel is usable, on every lane. */
-template <int UP>
+ * whether the channel is usable, on every lane.
+ *
+ * kSmallTile (tiles of fewer than 32 symbols, which the fused kernel has only for 16
+ * users: one-warp blocks bound at 72 registers, the NR slot's): two passes per rotation,
+ * and A^-1 goes to p.a from the registers (checked for non-finite entries there; an
+ * erased subcarrier's kStatusBad keeps every reader off what it left in p.a) instead of
+ * being read back from shared memory by publish_inverse. Larger tiles keep one pass and
+ * the read-back: their kernels, bound at 64 registers, spilled more and slowed down (the
+ * split itself was not run on a GPU: docs/benchmarks.md). H100, same run, 2 rounds,
+ * kernel-only us, against one pass and the read-back for every tile: NR slot 64x16 chol
+ * 59.5 / 59.5 -> 58.5 / 58.6, 128x16 87.2 / 87.2 -> 86.9 / 86.1; the target's 128x16
+ * tiles of 64 symbols (four warps) 74.6 / 74.5 -> 76.7 / 76.6, and 74.9 / 75.1 with the
+ * register store and one pass. */
+template <int UP, bool kSmallTile>
 __device__ __forceinline__ bool
 finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
 {
@@ -642,20 +694,37 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
         erase_channel(p, sc, false, lane);
         return false;
     }
-    bool factored = false, regularized = false;
+    bool factored = false, regularized = false, all_finite = false;
     float load = 0.0f;
+    auto store = [&](int i, int j, float2 x) { // (kSmallTile)
+        p.a[static_cast<std::size_t>(sc) * U * U + i * U + j] = x;
+    };
 #pragma unroll 1
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
         load = channel_load(p, attempt, gain_sum);
         regularized = attempt == 1;
-        factored = invert_warp<UP>(
-            a, U, load, max_gain + load, kMinPivotRatio * (max_gain + load), lane);
+        if constexpr (kSmallTile)
+            factored = invert_warp<UP, 2>(a,
+                                          U,
+                                          load,
+                                          max_gain + load,
+                                          kMinPivotRatio * (max_gain + load),
+                                          lane,
+                                          store,
+                                          &all_finite);
+        else
+            factored = invert_warp<UP>(
+                a, U, load, max_gain + load, kMinPivotRatio * (max_gain + load), lane);
     }
     if (!factored) {
         erase_channel(p, sc, regularized, lane);
         return false;
     }
-    return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, lane);
+    if constexpr (kSmallTile)
+        return publish_inverse<UP>(
+            p, sc, a, load, regularized, own_gain, max_gain, lane, true, all_finite);
+    else
+        return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, lane);
 }
 
 template <int UP, bool kIterative>
@@ -1675,7 +1744,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                 usable = finish_channel_iterative<UP>(prep, sc, a_rows, tid);
         } else if constexpr (kWarpInverts) {
             if (tid < 32)
-                usable = finish_channel_warp<UP>(prep, sc, a_rows, tid);
+                usable = finish_channel_warp<UP, (S < 32)>(prep, sc, a_rows, tid);
         } else {
             // (a block of 128 threads or more is one k-group: tile_shape)
             usable = finish_channel_block < UP,

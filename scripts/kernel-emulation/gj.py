@@ -48,14 +48,16 @@ def emulate_block(M, U, UP, threads, min_pivot):
             i = row_of(tid, e); j = tid % UP
             if i < UP: out[i, j] = v[tid, e] if (i < U and j < U) else 0
     return out
-def emulate_warp(M, U, UP, load, min_pivot):
+def emulate_warp(M, U, UP, load, min_pivot, passes_per_rotation=2):
     """invert_warp<UP>: lane (h, j) holds rows h + R ((e + q) % E) of column j in pass q;
     the pivot row and column come by shuffles (every lane's registers read before any
-    lane updates them); the entries rotate by one after each pass. It inverts s A, s a
-    power of two that puts A's largest diagonal entry below 1, with r_k = 1 + 1/d on
-    column k and c = d - 1 on row k, and scales the result by s."""
+    lane updates them); the entries rotate after each kPassesPerRotation passes (QU of
+    them, 1 when E is odd; pass q + t of an iteration finds its pivot rows in entry t).
+    It inverts s A, s a power of two that puts A's largest diagonal entry below 1, with
+    r_k = 1 + 1/d on column k and c = d - 1 on row k, and scales the result by s."""
     R = 32 // UP
     E = (UP + R - 1) // R
+    QU = passes_per_rotation if E % passes_per_rotation == 0 else 1
     max_diag = max(np.float32(M[i, i].real) + np.float32(load) for i in range(U))
     s = np.float32(2.0 ** -np.frexp(max_diag)[1])
     min_pivot = np.float32(min_pivot) * s
@@ -69,13 +71,14 @@ def emulate_warp(M, U, UP, load, min_pivot):
                 v[lane, e] += np.float32(load)
             if i < U and j < U:
                 v[lane, e] *= s
-    for q in range(E):
+    for q in range(0, E, QU):
+      for t in range(QU):
         for r in range(R):
-            k = q * R + r
+            k = (q + t) * R + r
             if k >= U:
                 break
-            row_kj = np.array([v[r * UP + lane % UP, 0] for lane in range(32)])
-            d = np.float32(v[r * UP + k, 0].real)
+            row_kj = np.array([v[r * UP + lane % UP, t] for lane in range(32)])
+            d = np.float32(v[r * UP + k, t].real)
             if not (d >= min_pivot) or not np.isfinite(d):
                 return None
             inv = np.float32(1.0) / d
@@ -85,10 +88,10 @@ def emulate_warp(M, U, UP, load, min_pivot):
                 rj = cf(complex(np.float32(1) + inv, 0)) if j == k else cf(row_kj[lane] * inv)
                 for e in range(E):
                     m_ik = v[h * UP + k, e]
-                    c = cf(complex(d - np.float32(1), 0)) if (e == 0 and h == r) else m_ik
+                    c = cf(complex(d - np.float32(1), 0)) if (e == t and h == r) else m_ik
                     new[lane, e] = cfms(c, rj, v[lane, e])
             v = new
-        v = np.roll(v, -1, axis=1)  # entry e takes entry e + 1's rows
+      v = np.roll(v, -QU, axis=1)  # entry e takes entry e + QU's rows
     out = np.zeros((UP, UP), np.complex64)
     for lane in range(32):
         h, j = lane // UP, lane % UP
@@ -108,9 +111,11 @@ for kind, UP, threads in cases:
         M = np.eye(UP, dtype=complex); M[:U, :U] = A
         if kind == "block":
             out = emulate_block(M, U, UP, threads, 1e-6)
-        else:  # the load is added inside: pass G
+        else:  # the load is added inside: pass G; one and two passes per rotation
             G = np.zeros((UP, UP), dtype=complex); G[:U, :U] = A - 0.1 * np.eye(U)
-            out = emulate_warp(G, U, UP, 0.1, 1e-6)
+            out = emulate_warp(G, U, UP, 0.1, 1e-6, 1)
+            two = emulate_warp(G, U, UP, 0.1, 1e-6, 2)
+            assert np.array_equal(out, two), ("passes per rotation", UP, U)
         ref = np.linalg.inv(A)
         err = np.abs(out[:U, :U] - ref).max() / np.abs(ref).max()
         pad = np.abs(out[U:, :]).max(initial=0) + np.abs(out[:, U:]).max(initial=0)
