@@ -345,29 +345,35 @@ Result bench_cuda(const BenchConfig& c,
     }
     r.prepare_ms = median(prepare_ms);
     r.equalize_ms = median(equalize_ms);
-    { // the stream floor: this call's bytes moved without arithmetic, timed like it
-        std::vector<double> stream_ms;
+    // Median ms of work(k) on frame k, timed like kernel-only: the frames rotated, the L2
+    // flushed and the stream held before each, 3 warm-up runs.
+    auto time_like_kernel = [&](auto&& work) {
+        std::vector<double> ms;
         for (int i = 0; i < reps + 3; ++i) {
             const std::size_t k = static_cast<std::size_t>(i) % frames.size();
             flusher.flush(stream);
             bench::hold_stream(stream, kHoldMicroseconds);
             CHECK(cudaEventRecord(e0, stream));
-            bench::stream_traffic(dh[k]->get(),
-                                  dh[k]->bytes(),
-                                  dy[k]->get(),
-                                  dy[k]->bytes(),
-                                  dllr.get(),
-                                  dllr.bytes(),
-                                  stream);
+            work(k);
             CHECK(cudaEventRecord(e1, stream));
             CHECK(cudaEventSynchronize(e1));
             float t = 0;
             CHECK(cudaEventElapsedTime(&t, e0, e1));
             if (i >= 3)
-                stream_ms.push_back(t);
+                ms.push_back(t);
         }
-        r.stream_floor_ms = median(stream_ms);
-    }
+        return median(ms);
+    };
+    // The stream floor: this call's bytes moved without arithmetic, timed like it.
+    r.stream_floor_ms = time_like_kernel([&](std::size_t k) {
+        bench::stream_traffic(dh[k]->get(),
+                              dh[k]->bytes(),
+                              dy[k]->get(),
+                              dy[k]->bytes(),
+                              dllr.get(),
+                              dllr.bytes(),
+                              stream);
+    });
 
     if (c.mode == DetectorMode::chol) {
         // The same frames through the library pipeline, timed the same way, and its LLRs
@@ -375,23 +381,12 @@ Result bench_cuda(const BenchConfig& c,
         // zero).
         bench::CublasMmseBaseline baseline(d, c.nsym, c.mod);
         cuda::Buffer<float> dllr_base(llr_count, false);
-        std::vector<double> base_ms;
-        std::size_t k = 0;
-        for (int i = 0; i < reps + 3; ++i) {
-            k = static_cast<std::size_t>(i) % frames.size();
-            flusher.flush(stream);
-            bench::hold_stream(stream, kHoldMicroseconds);
-            CHECK(cudaEventRecord(e0, stream));
+        std::size_t k = 0; // the last frame run
+        r.baseline_ms = time_like_kernel([&](std::size_t frame) {
+            k = frame;
             baseline.run(
                 dh[k]->get(), frames[k].n0, dy[k]->get(), dllr_base.get(), stream);
-            CHECK(cudaEventRecord(e1, stream));
-            CHECK(cudaEventSynchronize(e1));
-            float t = 0;
-            CHECK(cudaEventElapsedTime(&t, e0, e1));
-            if (i >= 3)
-                base_ms.push_back(t);
-        }
-        r.baseline_ms = median(base_ms);
+        });
         det.set_channel_device(dh[k]->get(), frames[k].n0, stream);
         det.detect_device(dy[k]->get(), c.nsym, dllr.get(), nullptr, stream);
         CHECK(cudaStreamSynchronize(stream));
