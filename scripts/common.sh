@@ -14,6 +14,12 @@ else
 fi
 # Debian's python3 is the one that imports gnuradio (a pyenv python3 on PATH cannot).
 PYTHON=/usr/bin/python3
+# Build choices (README, "Build options"), from the environment:
+#   MIMODET_CUDA=auto|on|off        GPU kernels; auto: only when this machine has a GPU
+#   MIMODET_CUDA_ARCHITECTURES=...  e.g. "75;80;86;89;90"; default: this machine's GPU
+#   MIMODET_NATIVE=1                -march=native (the binaries then run only on such CPUs)
+MIMODET_CUDA=${MIMODET_CUDA:-auto}
+MIMODET_NATIVE=${MIMODET_NATIVE:-0}
 
 DEB_PACKAGES=(
   cmake make g++ pkg-config git
@@ -44,13 +50,64 @@ python_dir() {
   "$PYTHON" -c 'import sys; print("lib/python3.%d/dist-packages" % sys.version_info.minor)'
 }
 
+gpu_architectures() {
+  # Compute capabilities of this machine's GPUs ("90" for an H100), or nothing without one.
+  command -v nvidia-smi >/dev/null 2>&1 || return 0
+  nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+    tr -d '. ' | grep -E '^[0-9]+$' | sort -u | paste -sd ';' || true
+}
+
+nvcc_path() {
+  command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true
+}
+
+# CMake arguments for CUDA. $1: architectures to build when CUDA is on but this machine has
+# no GPU ("" = leave CUDA off unless MIMODET_CUDA=on). Sets CUDA_ARGS.
+choose_cuda() {
+  local fallback_archs=$1 nvcc gpus archs
+  nvcc=$(nvcc_path)
+  gpus=$(gpu_architectures)
+  case $MIMODET_CUDA in
+  off | OFF | 0)
+    CUDA_ARGS=(-DENABLE_CUDA=OFF); log "CUDA: off (MIMODET_CUDA=off)"; return ;;
+  on | ON | 1)
+    [ -n "$nvcc" ] || { echo "MIMODET_CUDA=on but no nvcc on PATH or in /usr/local/cuda/bin" >&2; exit 1; }
+    archs=${MIMODET_CUDA_ARCHITECTURES:-${gpus:-75;80;86;89;90}} ;;
+  auto | AUTO | "")
+    if [ -z "$nvcc" ]; then
+      CUDA_ARGS=(-DENABLE_CUDA=OFF); log "CUDA: no toolkit found, CPU-only build"; return
+    fi
+    if [ -n "$gpus" ]; then
+      archs=${MIMODET_CUDA_ARCHITECTURES:-$gpus}
+    elif [ -n "${MIMODET_CUDA_ARCHITECTURES:-}" ]; then
+      archs=$MIMODET_CUDA_ARCHITECTURES
+    elif [ -n "$fallback_archs" ]; then
+      archs=$fallback_archs
+    else
+      CUDA_ARGS=(-DENABLE_CUDA=OFF)
+      log "CUDA: toolkit found but no GPU, CPU-only build (MIMODET_CUDA=on builds the kernels" \
+          "for sm_75..sm_90: about 15 more minutes on 2 cores)"
+      return
+    fi ;;
+  *) echo "MIMODET_CUDA must be auto, on or off, not '$MIMODET_CUDA'" >&2; exit 1 ;;
+  esac
+  CUDA_ARGS=(-DENABLE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DMIMODET_CUDA_ARCHITECTURES="$archs")
+  local seen="no GPU on this machine"
+  [ -z "$gpus" ] || seen="this machine's GPU: sm_$gpus"
+  log "CUDA: on, kernels for sm_${archs//;/, sm_} ($seen)"
+}
+
+# $1: see choose_cuda.
 configure_build_install() {
-  local pydir
+  local pydir native=OFF cpu="portable CPU code"
   pydir=$(python_dir)
-  log "Configuring in $BUILD_DIR (prefix $PREFIX)"
+  choose_cuda "${1:-}"
+  case $MIMODET_NATIVE in 1 | on | ON | yes) native=ON cpu="-march=native" ;; esac
+  log "Configuring in $BUILD_DIR (prefix $PREFIX, $cpu)"
+  mkdir -p "$BUILD_DIR"
   cmake -S "$TOP" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
     -DPYTHON_EXECUTABLE="$PYTHON" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DGR_PYTHON_DIR="$pydir" \
-    -DMIMODET_NATIVE_ARCH=ON \
+    -DMIMODET_NATIVE_ARCH="$native" "${CUDA_ARGS[@]}" \
     >"$BUILD_DIR.configure.log" 2>&1 || { cat "$BUILD_DIR.configure.log"; exit 1; }
   log "Building"
   cmake --build "$BUILD_DIR" -j "$(nproc)"
@@ -66,11 +123,11 @@ configure_build_install() {
 }
 
 export_environment() {
-  # Make the installed module importable and findable by GRC for this process and its children.
+  # Make the installed module importable and findable by GRC for this process and its children
+  # (its libraries find each other through their RUNPATH: no LD_LIBRARY_PATH needed).
   local pydir
   pydir=$(python_dir)
   case ":${PYTHONPATH:-}:" in *":$PREFIX/$pydir:"*) ;; *) export PYTHONPATH="$PREFIX/$pydir${PYTHONPATH:+:$PYTHONPATH}" ;; esac
-  case ":${LD_LIBRARY_PATH:-}:" in *":$PREFIX/lib:"*) ;; *) export LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;; esac
   case ":${PATH}:" in *":$PREFIX/bin:"*) ;; *) export PATH="$PREFIX/bin:$PATH" ;; esac
   export GRC_BLOCKS_PATH="$PREFIX/share/gnuradio/grc/blocks${GRC_BLOCKS_PATH:+:$GRC_BLOCKS_PATH}"
 }

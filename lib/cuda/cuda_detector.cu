@@ -46,8 +46,14 @@ int device_count(std::string* why_not)
     if (err != cudaSuccess) {
         cudaGetLastError(); // reset the last-error state (a missing driver stays
                             // reported)
-        if (why_not)
+        if (why_not) {
             *why_not = std::string("no usable CUDA device: ") + cudaGetErrorString(err);
+            // The runtime says this also when no driver is installed at all.
+            if (err == cudaErrorInsufficientDriver)
+                *why_not += " (no NVIDIA driver, or one older than CUDA " +
+                            std::to_string(CUDART_VERSION / 1000) + "." +
+                            std::to_string(CUDART_VERSION % 1000 / 10) + " needs)";
+        }
         return 0;
     }
     if (count == 0 && why_not)

@@ -5,9 +5,12 @@
 """
 gr-mimodet: GPU-accelerated MIMO detectors for GNU Radio.
 
-Blocks: mmse_detector, mimo_channel_sim, ber_meter, antennas_to_tensor, ofdm_uplink_receiver.
-Core helpers: simulate_ber, gpu_available; BER sweeps and plots in gnuradio.mimodet.ber_sweep;
-multi-channel SigMF captures (read, write, replay) in gnuradio.mimodet.sigmf.
+Blocks (C++): mmse_detector, mimo_channel_sim, ber_meter, antennas_to_tensor,
+ofdm_uplink_receiver, ofdm_uplink_detector. Blocks (Python): sigmf.sigmf_source and
+sigmf.sigmf_sink (multi-channel SigMF captures), n310.n310_source (one to four USRP N310s).
+Core helpers: simulate_ber, gpu_available, the OFDM uplink simulator and CPU receiver
+(ofdm_config, uplink_simulator, ofdm_receiver); BER sweeps and plots in
+gnuradio.mimodet.ber_sweep; captures as numpy arrays in gnuradio.mimodet.sigmf.
 Tensor layouts and tag keys: docs/data-contract.md (CHANNEL_TAG, NOISE_VAR_TAG, FRAME_TAG).
 """
 
