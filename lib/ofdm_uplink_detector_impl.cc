@@ -116,14 +116,33 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         at[b] = static_cast<const gr_complex*>(input_items[b]);
     std::size_t next = 0;
     const std::size_t max_frames = static_cast<std::size_t>(noutput_items) / nd;
-    const auto found = d_chain->process(
-        at, usable, static_cast<float*>(output_items[0]), max_frames, next);
+    std::vector<::mimodet::DetectedFrame> found;
+    {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        found = d_chain->process(
+            at, usable, static_cast<float*>(output_items[0]), max_frames, next);
+        const auto now = std::chrono::steady_clock::now();
+        if (!found.empty() && !d_warned_bad_inputs && now >= d_next_check) {
+            warn_once_about_bad_inputs();
+            d_next_check = now + std::chrono::seconds(1);
+        }
+    }
     for (std::size_t f = 0; f < found.size(); ++f) {
         const std::uint64_t item = nitems_written(0) + f * nd;
         const std::uint64_t start = first + found[f].start;
         for (const auto& [key, value] :
              frame_tags(d_frames, start, found[f].cfo, found[f].n0, d_gaps))
             add_item_tag(0, item, key, value);
+        if (found[f].erased()) {
+            d_erased_items += nd;
+            d_logger->error("frame {:d} (first sample {:d}): N0 is not finite ({:g}), "
+                            "NaN/Inf samples in the frame; its {:d} LLR items are 0 "
+                            "(counted in erased_items())",
+                            static_cast<std::uint64_t>(d_frames),
+                            start,
+                            found[f].n0,
+                            nd);
+        }
         ++d_frames;
         d_last_cfo = found[f].cfo;
         d_last_n0 = found[f].n0;
@@ -135,6 +154,37 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         consumed = usable;
     consume_each(static_cast<int>(consumed));
     return static_cast<int>(found.size() * nd);
+}
+
+bool ofdm_uplink_detector_impl::stop()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    warn_once_about_bad_inputs(); // what the last second's frames erased
+    return true;
+}
+
+::mimodet::DetectorStats ofdm_uplink_detector_impl::stats() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_chain->stats();
+}
+
+void ofdm_uplink_detector_impl::warn_once_about_bad_inputs()
+{
+    if (d_warned_bad_inputs)
+        return;
+    const auto s = d_chain->stats();
+    if (s.bad_channel_subcarriers || s.bad_sample_vectors || s.invalid_noise_variance) {
+        // mmse_detector's words: the same erasures, counted by the same getters.
+        d_logger->warn(
+            "non-finite or unusable input: {:d} channel subcarriers, {:d} "
+            "(symbol, subcarrier) sample vectors, {:d} invalid N0 values so far; "
+            "their LLRs are 0 (logged once; see the block's counters)",
+            s.bad_channel_subcarriers,
+            s.bad_sample_vectors,
+            s.invalid_noise_variance);
+        d_warned_bad_inputs = true;
+    }
 }
 
 } // namespace mimodet

@@ -11,7 +11,9 @@
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <mimodet/uplink_detector.h>
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
 
 namespace gr {
 namespace mimodet {
@@ -24,12 +26,23 @@ private:
     rx_time_gaps d_gaps;
     std::atomic<std::uint64_t> d_frames{ 0 };
     std::atomic<double> d_last_cfo{ 0.0 }, d_last_n0{ 0.0 };
+    std::atomic<std::uint64_t> d_erased_items{ 0 };
+    mutable std::mutex d_mutex; // d_chain: work() against the counters' getters
+    bool d_warned_bad_inputs = false;
+    // The detector's counters are read for the warning at most once a second (and at
+    // stop): on the GPU a read waits for the chain's last frames and copies back every
+    // frame detector's counters, too slow to do on each work() call.
+    std::chrono::steady_clock::time_point d_next_check{};
+
+    ::mimodet::DetectorStats stats() const;
+    void warn_once_about_bad_inputs(); // caller holds d_mutex
 
 public:
     ofdm_uplink_detector_impl(std::unique_ptr<::mimodet::UplinkDetector> chain,
                               double samp_rate);
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    bool stop() override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,
@@ -41,6 +54,20 @@ public:
     std::uint64_t lost_samples() const override { return d_gaps.lost_samples(); }
     double last_cfo() const override { return d_last_cfo; }
     double last_n0() const override { return d_last_n0; }
+    std::uint64_t erased_items() const override { return d_erased_items; }
+    std::uint64_t bad_channel_subcarriers() const override
+    {
+        return stats().bad_channel_subcarriers;
+    }
+    std::uint64_t bad_sample_vectors() const override { return stats().bad_sample_vectors; }
+    std::uint64_t regularized_subcarriers() const override
+    {
+        return stats().regularized_subcarriers;
+    }
+    std::uint64_t unusable_user_channels() const override
+    {
+        return stats().unusable_user_channels;
+    }
 };
 
 } // namespace mimodet

@@ -282,3 +282,93 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
     EXPECT_EQ(rest.frames.size(), 5u);
     expect_same_frames(whole(*gpu, b2b, 8, next), rest, "from inside a CP");
 }
+
+/* NaN samples inside one frame of a stream (issue 19 item 8): that frame's LLRs are 0
+ * and it says so (an erased frame, or the detector's counters), the other frames are
+ * those of the clean stream, bit for bit, whole and in pieces. */
+TEST(UplinkDetector, NanSamplesInAFrameAreErasedAndCounted)
+{
+    const OfdmConfig o = layout();
+    const Stream clean = make_stream(o, 24.0, 0.1, 3, 71);
+    const std::size_t sym = o.symbol_samples(), per = llr_per_frame(o);
+    std::size_t next = 0;
+    auto reference = make_uplink_detector(o, detector_config(Backend::cpu));
+    const Detected want = whole(*reference, clean, 8, next);
+    ASSERT_EQ(want.frames.size(), 3u);
+    for (const auto& f : want.frames)
+        EXPECT_FALSE(f.erased());
+    const DetectorStats none = reference->stats();
+    EXPECT_EQ(none.channels, 3u);
+    EXPECT_EQ(none.bad_channel_subcarriers, 0u);
+    EXPECT_EQ(none.bad_sample_vectors, 0u);
+
+    // Symbol s of frame 1 (0 preamble, 1 pilots, 2.. data), antenna 2: one NaN sample in
+    // the middle of its FFT window.
+    auto with_nan = [&](std::size_t s) {
+        Stream bad = clean;
+        bad.rx[2][clean.starts[1] + s * sym + o.cp_length + o.fft_size / 2] =
+            cf32(std::nanf(""), 0.0f);
+        return bad;
+    };
+    auto expect_frames_0_and_2_clean = [&](const Detected& got, const std::string& what) {
+        ASSERT_EQ(got.frames.size(), 3u) << what;
+        for (std::size_t f : { 0u, 2u }) {
+            EXPECT_EQ(got.frames[f].start, want.frames[f].start) << what;
+            EXPECT_EQ(got.frames[f].n0, want.frames[f].n0) << what;
+            EXPECT_FALSE(got.frames[f].erased()) << what;
+            for (std::size_t i = 0; i < per; ++i)
+                ASSERT_EQ(got.llr[f * per + i], want.llr[f * per + i])
+                    << what << ", frame " << f << " LLR " << i;
+        }
+        EXPECT_EQ(got.frames[1].start, want.frames[1].start) << what;
+        for (std::size_t i = 0; i < per; ++i)
+            ASSERT_EQ(got.llr[per + i], 0.0f) << what << ", frame 1 LLR " << i;
+    };
+
+    // In a data symbol: N0 is not finite, the frame is erased without the detector.
+    const Stream data_nan = with_nan(2 + 2);
+    for (std::size_t chunk : { 0ul, 700ul, 1777ul }) {
+        auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+        const std::string what = "NaN in a data symbol, chunks of " + std::to_string(chunk);
+        const Detected got =
+            chunk ? in_pieces(*det, data_nan, chunk) : whole(*det, data_nan, 8, next);
+        expect_frames_0_and_2_clean(got, what);
+        EXPECT_TRUE(got.frames[1].erased()) << what;
+        const DetectorStats s = det->stats();
+        EXPECT_EQ(s.channels, 2u) << what;
+        EXPECT_EQ(s.bad_channel_subcarriers, 0u) << what;
+        EXPECT_EQ(s.bad_sample_vectors, 0u) << what;
+        EXPECT_EQ(s.invalid_noise_variance, 0u) << what;
+    }
+
+    // In the pilot symbol only: N0 is finite, the channel estimate of every subcarrier
+    // is not; the detector erases and counts them.
+    const Stream pilot_nan = with_nan(1);
+    auto det = make_uplink_detector(o, detector_config(Backend::cpu));
+    const Detected got = whole(*det, pilot_nan, 8, next);
+    expect_frames_0_and_2_clean(got, "NaN in the pilot symbol");
+    EXPECT_FALSE(got.frames[1].erased());
+    const DetectorStats s = det->stats();
+    EXPECT_EQ(s.channels, 3u);
+    EXPECT_EQ(s.bad_channel_subcarriers, o.num_subcarriers);
+
+    // The GPU chain: the same frames erased and counted (skipped without a GPU).
+    std::string why;
+    if (!gpu_available(&why))
+        return;
+    auto gpu = make_uplink_detector(o, detector_config(Backend::cuda));
+    const Detected g = whole(*gpu, data_nan, 8, next);
+    ASSERT_EQ(g.frames.size(), 3u);
+    EXPECT_TRUE(g.frames[1].erased());
+    EXPECT_FALSE(g.frames[0].erased() || g.frames[2].erased());
+    for (std::size_t i = 0; i < per; ++i)
+        ASSERT_EQ(g.llr[per + i], 0.0f) << "GPU, frame 1 LLR " << i;
+    EXPECT_EQ(gpu->stats().bad_channel_subcarriers, 0u);
+    auto gpu_pilot = make_uplink_detector(o, detector_config(Backend::cuda));
+    const Detected gp = whole(*gpu_pilot, pilot_nan, 8, next);
+    ASSERT_EQ(gp.frames.size(), 3u);
+    EXPECT_FALSE(gp.frames[1].erased());
+    for (std::size_t i = 0; i < per; ++i)
+        ASSERT_EQ(gp.llr[per + i], 0.0f) << "GPU pilot NaN, frame 1 LLR " << i;
+    EXPECT_EQ(gpu_pilot->stats().bad_channel_subcarriers, o.num_subcarriers);
+}

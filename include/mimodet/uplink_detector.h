@@ -13,6 +13,7 @@
 
 #include <mimodet/detector.h>
 #include <mimodet/ofdm.h>
+#include <cmath>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -25,6 +26,11 @@ struct DetectedFrame {
     std::size_t start = 0; //!< sample where the preamble's CP begins
     double cfo = 0.0;      //!< subcarrier spacings (removed)
     float n0 = 0.0f;       //!< estimated from the unused subcarriers
+    /*! NaN/Inf samples in a data symbol's FFT window (or in the preamble's CFO window)
+     * make N0 not finite: the frame is erased, all its LLRs 0, and the detector does not
+     * see it (stats() does not count it), as ofdm_uplink_receiver followed by
+     * mmse_detector erase the items of a NaN 'mimo_n0'. */
+    bool erased() const { return !std::isfinite(n0); }
 };
 
 class UplinkDetector
@@ -45,6 +51,12 @@ public:
                                                std::size_t& next) = 0;
     //! "cpu-chol", "cuda-cg", ...
     virtual std::string name() const = 0;
+    /*! The detector's counters since construction (DetectorStats): subcarriers, sample
+     * vectors and users erased inside detected frames (NaN/Inf in a frame's pilot symbol
+     * makes its channel estimate, hence its subcarriers, unusable). Erased frames
+     * (DetectedFrame::erased) never reach the detector and are not in them. On the GPU
+     * this waits for the work of the last process() call. */
+    virtual DetectorStats stats() const = 0;
     const OfdmConfig& ofdm() const { return d_ofdm; }
     //! The detector's configuration, with its sizes those of the frame layout.
     const DetectorConfig& detector() const { return d_detector; }

@@ -63,12 +63,17 @@ public:
                 next = pos + resume;
                 return frames;
             }
-            d_detector_impl->set_channel(d_reception.h.data(), d_reception.n0);
-            d_detector_impl->detect(d_reception.y.data(),
-                                    o.num_data_symbols,
-                                    llr + frames.size() * llr_frame);
-            frames.push_back(
-                { pos + d_reception.frame_start, d_reception.cfo, d_reception.n0 });
+            const DetectedFrame found{ pos + d_reception.frame_start,
+                                       d_reception.cfo,
+                                       d_reception.n0 };
+            float* out = llr + frames.size() * llr_frame;
+            if (found.erased()) { // as the GPU chain: LLRs 0, the detector not called
+                std::fill(out, out + llr_frame, 0.0f);
+            } else {
+                d_detector_impl->set_channel(d_reception.h.data(), d_reception.n0);
+                d_detector_impl->detect(d_reception.y.data(), o.num_data_symbols, out);
+            }
+            frames.push_back(found);
             pos += d_reception.next_start;
         }
         next = pos;
@@ -76,6 +81,7 @@ public:
     }
 
     std::string name() const override { return d_detector_impl->name(); }
+    DetectorStats stats() const override { return d_detector_impl->stats(); }
 
 private:
     OfdmReceiver d_receiver;
@@ -112,6 +118,7 @@ public:
     }
 
     std::string name() const override { return "cuda-" + to_string(d_detector.mode); }
+    DetectorStats stats() const override { return d_chain.detector_stats(); }
 
 private:
     static cuda::ChainOptions chain_options(const DetectorConfig& d)

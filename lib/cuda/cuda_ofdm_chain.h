@@ -103,6 +103,11 @@ public:
 
     const OfdmConfig& config() const;
     ChainTimes last_times() const;
+    /*! The counters of the frames' detectors since construction, summed (what
+     * CudaDetector::stats() counts: channel subcarriers, sample vectors and users erased
+     * inside detected frames). A frame whose N0 is not finite gets LLRs 0 without a
+     * detector (process() returns it with that N0) and is not in them. */
+    DetectorStats detector_stats() const;
 
 private:
     struct Impl;

@@ -1162,5 +1162,14 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
 
 ChainTimes CudaOfdmChain::last_times() const { return d_impl->times; }
 
+DetectorStats CudaOfdmChain::detector_stats() const
+{
+    MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
+    DetectorStats s;
+    for (const auto& detector : d_impl->detectors)
+        s += detector->stats();
+    return s;
+}
+
 } // namespace cuda
 } // namespace mimodet

@@ -287,3 +287,32 @@ class sigmf_source(gr.hier_block2):
                 # interleaved_short_to_complex divides by its factor: 1/scale multiplies
                 conv = blocks.interleaved_short_to_complex(True, False, 1.0 / scale)
                 self.connect((split, ch), conv, (self, ch))
+
+
+def read_layout(path):
+    """The OFDM frame layout that ``mimodet_rx --record`` writes into a capture's global
+    metadata as ``mimodet:ofdm``: a dict with antennas, users, fft, cp, subcarriers,
+    symbols (integers) and modulation (a name such as "16qam"); None when the capture has
+    none (one not recorded by mimodet_rx). The capture is checked as read_metadata checks
+    it; a layout that is not such a dict raises ValueError saying what is wrong."""
+    meta = read_metadata(path)
+    layout = meta["global"].get("mimodet:ofdm")
+    if layout is None:
+        return None
+    meta_path, _ = _paths(path)
+    where = "SigMF capture %r: %s: global mimodet:ofdm" % (path, meta_path)
+    if not isinstance(layout, dict):
+        raise ValueError("%s must be an object, got %r" % (where, layout))
+    sizes = ("antennas", "users", "fft", "cp", "subcarriers", "symbols")
+    missing = [key for key in sizes + ("modulation",) if key not in layout]
+    if missing:
+        raise ValueError("%s lacks %s" % (where, ", ".join(missing)))
+    for key in sizes:
+        value, least = layout[key], 0 if key == "cp" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError("%s: %s must be an integer >= %d, got %r"
+                             % (where, key, least, value))
+    if not isinstance(layout["modulation"], str):
+        raise ValueError("%s: modulation must be a name, got %r"
+                         % (where, layout["modulation"]))
+    return dict(layout)

@@ -28,6 +28,13 @@ namespace mimodet {
  * [N_sc][U][Q] float32 (docs/data-contract.md), the first tagged with mimo_frame,
  * mimo_frame_start, mimo_cfo, mimo_n0 and, once an rx_time tag was seen, mimo_time.
  * rx_time gaps as in ofdm_uplink_receiver (samp_rate > 0).
+ *
+ * Erasures, as ofdm_uplink_receiver followed by mmse_detector count them: a frame with
+ * NaN/Inf samples in a data symbol has no finite N0 (its mimo_n0 tag says so); its LLR
+ * items are 0, counted in erased_items() and logged, one line per frame. NaN/Inf in the
+ * pilot symbol make the channel estimate unusable: those subcarriers' LLRs are 0, counted
+ * in bad_channel_subcarriers() (and bad_sample_vectors(), unusable_user_channels() for
+ * the detector's other erasures), logged once.
  */
 class MIMODET_API ofdm_uplink_detector : virtual public gr::block
 {
@@ -73,6 +80,19 @@ public:
     virtual std::uint64_t lost_samples() const = 0; //!< samples the gaps lost
     virtual double last_cfo() const = 0;            //!< of the last frame, spacings
     virtual double last_n0() const = 0;             //!< of the last frame
+
+    //! LLR items output as 0 because their frame's N0 was not finite (NaN/Inf samples
+    //! in the frame): N_data per such frame.
+    virtual std::uint64_t erased_items() const = 0;
+    //! Subcarriers erased because a frame's channel estimate was not finite or A
+    //! unusable (per frame).
+    virtual std::uint64_t bad_channel_subcarriers() const = 0;
+    //! (symbol, subcarrier) pairs erased because y had NaN/Inf.
+    virtual std::uint64_t bad_sample_vectors() const = 0;
+    //! Subcarriers whose singular/ill-conditioned A got diagonal loading.
+    virtual std::uint64_t regularized_subcarriers() const = 0;
+    //! (subcarrier, user) pairs erased because the user's channel column is zero.
+    virtual std::uint64_t unusable_user_channels() const = 0;
 };
 
 } // namespace mimodet

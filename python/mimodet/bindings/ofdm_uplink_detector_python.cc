@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(328cbb4dea191623f5af8ad35b6dcc85) */
+/* BINDTOOL_HEADER_FILE_HASH(6dcee58e246f7c7eed9ba824c3d7bf2b) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
@@ -46,5 +46,22 @@ void bind_ofdm_uplink_detector(py::module& m)
         .def("gaps", &ofdm_uplink_detector::gaps)
         .def("lost_samples", &ofdm_uplink_detector::lost_samples)
         .def("last_cfo", &ofdm_uplink_detector::last_cfo)
-        .def("last_n0", &ofdm_uplink_detector::last_n0);
+        .def("last_n0", &ofdm_uplink_detector::last_n0)
+        .def("erased_items",
+             &ofdm_uplink_detector::erased_items,
+             "LLR items output as 0 because their frame's N0 was not finite (NaN/Inf "
+             "samples in the frame): N_data per such frame.")
+        .def("bad_channel_subcarriers",
+             &ofdm_uplink_detector::bad_channel_subcarriers,
+             "Subcarriers erased because a frame's channel estimate was not finite or A "
+             "unusable (per frame).")
+        .def("bad_sample_vectors",
+             &ofdm_uplink_detector::bad_sample_vectors,
+             "(symbol, subcarrier) pairs erased because y had NaN/Inf.")
+        .def("regularized_subcarriers",
+             &ofdm_uplink_detector::regularized_subcarriers,
+             "Subcarriers whose singular/ill-conditioned A got diagonal loading.")
+        .def("unusable_user_channels",
+             &ofdm_uplink_detector::unusable_user_channels,
+             "(subcarrier, user) pairs erased because the user's channel column is zero.");
 }

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""ofdm_uplink_detector on a simulated capture with NaN samples inside one frame (issue 19
+item 8): that frame's LLRs are 0, counted and logged as ofdm_uplink_receiver followed by
+mmse_detector count and log them; the other frames are detected as in the clean capture."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pmt
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio import mimodet
+from gnuradio.mimodet import sigmf
+
+B, U, FFT, CP, NSC, ND = 6, 3, 128, 16, 96, 6
+SYM = FFT + CP
+LLR_ITEM = NSC * U * 4  # 16-QAM
+PER_FRAME = ND * LLR_ITEM
+
+
+def simulated(frames, seed=7):
+    """Frames one after another, each after its own noise lead: ([B][n] samples, truths)."""
+    cfg = mimodet.ofdm_config(fft_size=FFT, cp_length=CP, num_subcarriers=NSC,
+                              num_data_symbols=ND, num_users=U, num_antennas=B)
+    parts, truths, offset = [], [], 0
+    for f in range(frames):
+        ch = mimodet.uplink_channel_config(snr_db=25.0, cfo=0.08 * (-1) ** f,
+                                           lead_samples=60 + 37 * f, seed=seed + f)
+        frame = mimodet.uplink_simulator(cfg, ch).next_frame()
+        frame["frame_start"] += offset
+        offset += frame["rx"].shape[1]
+        parts.append(frame["rx"])
+        truths.append(frame)
+    return np.concatenate(parts, axis=1).astype(np.complex64), truths
+
+
+def put_nan(rx, truth, symbol, antenna=2):
+    """One NaN sample in the middle of the FFT window of `symbol` (0 preamble, 1 pilots,
+    2.. data) of the frame `truth`."""
+    rx[antenna, truth["frame_start"] + symbol * SYM + CP + FFT // 2] = np.nan
+
+
+def run(base, two_blocks=False):
+    """The capture through ofdm_uplink_detector (CPU), and with two_blocks also through
+    ofdm_uplink_receiver -> mmse_detector: (blocks, LLR sinks)."""
+    tb = gr.top_block()
+    src = sigmf.sigmf_source(base, channels=B)
+    one = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "chol", 3, "cpu")
+    got = blocks.vector_sink_f(LLR_ITEM)
+    for b in range(B):
+        tb.connect((src, b), (one, b))
+    tb.connect(one, got)
+    result = {"one": one, "got": got}
+    if two_blocks:
+        receiver = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND)
+        detector = mimodet.mmse_detector(B, U, NSC, "16qam", "chol", 3, "cpu")
+        want = blocks.vector_sink_f(LLR_ITEM)
+        for b in range(B):
+            tb.connect((src, b), (receiver, b))
+        tb.connect(receiver, detector, want)
+        result.update(receiver=receiver, detector=detector, want=want)
+    tb.run()
+    return result
+
+
+def counters(block):
+    return {name: getattr(block, name)() for name in (
+        "frames", "erased_items", "bad_channel_subcarriers", "bad_sample_vectors",
+        "unusable_user_channels", "regularized_subcarriers")}
+
+
+class qa_ofdm_uplink_detector(gr_unittest.TestCase):
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="mimodet-nan-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def capture(self, name, rx):
+        base = os.path.join(self.dir, name)
+        sigmf.write_capture(base, rx, 1e6, 0.0, "cf32_le")  # cf32 keeps the NaN
+        return base
+
+    def test_001_nan_in_a_data_symbol_erases_that_frame_only(self):
+        rx, truths = simulated(3)
+        clean = run(self.capture("clean", rx))
+        self.assertEqual(counters(clean["one"]),
+                         dict(frames=3, erased_items=0, bad_channel_subcarriers=0,
+                              bad_sample_vectors=0, unusable_user_channels=0,
+                              regularized_subcarriers=0))
+        put_nan(rx, truths[1], 2 + 3)
+        r = run(self.capture("nan", rx), two_blocks=True)
+        one = r["one"]
+        # Counted, by the getter that mmse_detector has for it, and nowhere else.
+        self.assertEqual(counters(one),
+                         dict(frames=3, erased_items=ND, bad_channel_subcarriers=0,
+                              bad_sample_vectors=0, unusable_user_channels=0,
+                              regularized_subcarriers=0))
+        self.assertEqual(r["receiver"].frames(), 3)
+        self.assertEqual(r["detector"].erased_items(), one.erased_items())
+        self.assertEqual(r["detector"].bad_channel_subcarriers(), 0)
+        # The other frames are detected, bit for bit as without the NaN; frame 1 is 0.
+        got = np.array(r["got"].data()).reshape(3, PER_FRAME)
+        ref = np.array(clean["got"].data()).reshape(3, PER_FRAME)
+        np.testing.assert_array_equal(got[[0, 2]], ref[[0, 2]])
+        self.assertTrue(np.all(got[1] == 0.0))
+        np.testing.assert_array_equal(got.ravel(), np.array(r["want"].data()))
+        for f in (0, 2):
+            bits = truths[f]["bits"].ravel()
+            self.assertLess(np.mean((got[f] > 0) != (bits != 0)), 0.01)
+        # Its tags say why: a NaN N0 on its first item, as the receiver block tags it.
+        n0 = {t.offset: pmt.to_double(t.value) for t in r["got"].tags()
+              if pmt.symbol_to_string(t.key) == mimodet.NOISE_VAR_TAG}
+        self.assertEqual(sorted(n0), [0, ND, 2 * ND])
+        self.assertTrue(np.isnan(n0[ND]))
+        self.assertTrue(np.isfinite(n0[0]) and np.isfinite(n0[2 * ND]))
+
+    def test_002_nan_in_the_pilot_symbol_erases_its_channel(self):
+        rx, truths = simulated(3, seed=17)
+        put_nan(rx, truths[1], 1)
+        r = run(self.capture("pilot", rx), two_blocks=True)
+        one, detector = r["one"], r["detector"]
+        self.assertEqual(one.frames(), 3)
+        self.assertEqual(one.erased_items(), 0)  # its N0 is finite
+        self.assertEqual(one.bad_channel_subcarriers(), NSC)  # its channel is not
+        for name in ("erased_items", "bad_channel_subcarriers", "bad_sample_vectors",
+                     "unusable_user_channels", "regularized_subcarriers"):
+            self.assertEqual(getattr(one, name)(), getattr(detector, name)(), name)
+        got = np.array(r["got"].data()).reshape(3, PER_FRAME)
+        self.assertTrue(np.all(got[1] == 0.0))
+        self.assertTrue(np.all(got[[0, 2]] != 0.0))
+        np.testing.assert_array_equal(got.ravel(), np.array(r["want"].data()))
+
+    def test_003_one_log_line_per_erased_frame(self):
+        # Frames 1 and 2 with NaN in a data symbol, frame 3 in its pilot symbol. GNU
+        # Radio's console log goes to the process's stdout or stderr: the flowgraph runs
+        # in a child process, which prints the counters last.
+        rx, truths = simulated(5, seed=27)
+        put_nan(rx, truths[1], 2)
+        put_nan(rx, truths[2], 2 + ND - 1, antenna=0)
+        put_nan(rx, truths[3], 1, antenna=5)
+        base = self.capture("log", rx)
+        child = subprocess.run([sys.executable, "-B", os.path.abspath(__file__), "--child",
+                                base], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, timeout=300)
+        lines = child.stdout.strip().splitlines()
+        self.assertEqual(child.returncode, 0, child.stdout)
+        self.assertEqual(json.loads(lines[-1]),
+                         dict(frames=5, erased_items=2 * ND, bad_channel_subcarriers=NSC,
+                              bad_sample_vectors=0, unusable_user_channels=0,
+                              regularized_subcarriers=0))
+        erased = [line for line in lines
+                  if "ofdm_uplink_detector" in line and "N0 is not finite" in line]
+        self.assertEqual(len(erased), 2, child.stdout)
+        for line, f in zip(erased, (1, 2)):
+            found = re.search(r"frame (\d+) \(first sample (\d+)\)", line)
+            self.assertIsNotNone(found, line)
+            self.assertEqual(int(found.group(1)), f, line)
+            self.assertLessEqual(abs(int(found.group(2)) - truths[f]["frame_start"]),
+                                 CP // 2, line)
+            self.assertIn("its %d LLR items are 0" % ND, line)
+        warned = [line for line in lines
+                  if "ofdm_uplink_detector" in line and "non-finite or unusable" in line]
+        self.assertEqual(len(warned), 1, child.stdout)
+        self.assertIn("%d channel subcarriers" % NSC, warned[0])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        print(json.dumps(counters(run(sys.argv[2])["one"])))
+        sys.exit(0)
+    gr_unittest.run(qa_ofdm_uplink_detector)
