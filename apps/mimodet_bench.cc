@@ -50,10 +50,14 @@
 #include <cuda/multi_gpu_detector.h>
 #include <cuda_runtime.h>
 #endif
+#include <unistd.h>
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -457,6 +461,57 @@ void usage()
            "apps/mimodet_bench.cc.\n";
 }
 
+//! A command-line mistake: one line naming the option and what it allows, exit 2.
+struct UsageError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+//! text as an integer in [low, high] (decimal digits only), or a UsageError naming
+//! the option.
+long long parse_integer(const std::string& option,
+                        const std::string& text,
+                        long long low,
+                        long long high = INT_MAX)
+{
+    const std::string what =
+        high == INT_MAX
+            ? (low == 1 ? "a positive integer" : "an integer >= " + std::to_string(low))
+            : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+    const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
+    bool ok = text.size() > digits &&
+              std::all_of(text.begin() + digits, text.end(), [](unsigned char ch) {
+                  return std::isdigit(ch) != 0;
+              });
+    long long value = 0;
+    if (ok) {
+        try {
+            value = std::stoll(text);
+        } catch (const std::out_of_range&) {
+            ok = false;
+        }
+    }
+    if (!ok || value < low || value > high)
+        throw UsageError(option + ": expected " + what + ", got '" + text + "'");
+    return value;
+}
+
+//! Refuses, before any work, an output file that could not be written.
+void check_writable(const std::string& option, const std::string& path)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (path.empty())
+        throw UsageError(option + ": the file name is empty");
+    if (fs::is_directory(path, ec))
+        throw UsageError(option + ": " + path + " is a folder, not a file");
+    fs::path folder = fs::absolute(path, ec).parent_path();
+    if (!fs::is_directory(folder, ec))
+        throw UsageError(option + ": the folder " + folder.string() + " does not exist");
+    if (access(folder.c_str(), W_OK | X_OK) != 0 ||
+        (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0))
+        throw UsageError(option + ": " + path + " is not writable");
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -468,29 +523,115 @@ int main(int argc, char** argv)
             { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" },
             { "--graphs", "on" },  { "--l2", "dirty" }
         };
+        const std::vector<std::string> known{
+            "--config",      "--backend",    "--reps", "--streams",    "--device",
+            "--devices",     "--modulation", "--mode", "--iterations", "--fuse",
+            "--graphs",      "--l2",         "--json", "--antennas",   "--users",
+            "--subcarriers", "--symbols"
+        };
+        std::map<std::string, bool> given; // the options on the command line
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
             if (a == "-h" || a == "--help") {
                 usage();
                 return 0;
             }
-            if (i + 1 >= argc || a.rfind("--", 0) != 0)
-                throw std::invalid_argument("bad argument '" + a + "' (see --help)");
+            if (std::find(known.begin(), known.end(), a) == known.end())
+                throw UsageError(a.rfind("-", 0) == 0
+                                     ? "unknown option '" + a + "' (see --help)"
+                                     : "unexpected argument '" + a + "' (see --help)");
+            if (i + 1 >= argc)
+                throw UsageError(a + ": needs a value (see --help)");
             opt[a] = argv[++i];
+            given[a] = true;
         }
+        // Every option is checked here, before any configuration runs.
+        const bool gpu = opt["--backend"] == "cuda";
+        if (!gpu && opt["--backend"] != "cpu")
+            throw UsageError("--backend: expected cuda or cpu, got '" + opt["--backend"] +
+                             "'");
+        if (!gpu)
+            for (const char* o :
+                 { "--streams", "--device", "--devices", "--fuse", "--graphs", "--l2" })
+                if (given.count(o))
+                    throw UsageError(std::string(o) + " applies to --backend cuda only");
+        if (given.count("--device") && given.count("--devices"))
+            throw UsageError(
+                "--device and --devices: give one (--device D is --devices D)");
+        const int reps = static_cast<int>(parse_integer("--reps", opt["--reps"], 1));
+        [[maybe_unused]] const int streams =
+            static_cast<int>(parse_integer("--streams", opt["--streams"], 1)); // GPU only
+        if (opt["--fuse"] != "on" && opt["--fuse"] != "off")
+            throw UsageError("--fuse: expected on or off, got '" + opt["--fuse"] + "'");
+        [[maybe_unused]] const bool fuse = opt["--fuse"] == "on";
+        if (opt["--graphs"] != "on" && opt["--graphs"] != "off")
+            throw UsageError("--graphs: expected on or off, got '" + opt["--graphs"] +
+                             "'");
+        [[maybe_unused]] const bool graphs = opt["--graphs"] == "on";
+        if (opt["--l2"] != "dirty" && opt["--l2"] != "clean")
+            throw UsageError("--l2: expected dirty or clean, got '" + opt["--l2"] + "'");
+        [[maybe_unused]] const bool clean_l2 = opt["--l2"] == "clean";
+        // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
+        std::vector<int> devices;
+        {
+            const std::string name = given.count("--devices") ? "--devices" : "--device";
+            const std::string text = opt[name];
+            std::stringstream list(text);
+            for (std::string item; std::getline(list, item, ',');)
+                devices.push_back(static_cast<int>(parse_integer(
+                    name, item, 0, INT_MAX))); // an empty item is refused too
+            if (devices.empty() || (!text.empty() && text.back() == ','))
+                throw UsageError(name +
+                                 ": expected GPU numbers >= 0 separated by commas "
+                                 "(e.g. 0,1), got '" +
+                                 text + "'");
+        }
+        if (given.count("--json"))
+            check_writable("--json", opt["--json"]);
+
         std::vector<BenchConfig> configs;
-        if (opt.count("--antennas")) {
+        const bool custom = given.count("--antennas") || given.count("--users") ||
+                            given.count("--subcarriers") || given.count("--symbols");
+        if (custom) {
+            for (const char* o :
+                 { "--antennas", "--users", "--subcarriers", "--symbols" })
+                if (!given.count(o))
+                    throw UsageError(std::string(o) +
+                                     " is missing: a custom configuration needs "
+                                     "--antennas, --users, --subcarriers and --symbols");
+            if (given.count("--config"))
+                throw UsageError("--config and a custom configuration (--antennas ...): "
+                                 "give one");
             BenchConfig c;
             c.name = "custom";
-            c.b = std::stoul(opt.at("--antennas"));
-            c.u = std::stoul(opt.at("--users"));
-            c.nsc = std::stoul(opt.at("--subcarriers"));
-            c.nsym = std::stoul(opt.at("--symbols"));
-            c.mod = parse_modulation(opt.at("--modulation"));
-            c.mode = parse_detector_mode(opt.at("--mode"));
-            c.iterations = static_cast<unsigned>(std::stoul(opt.at("--iterations")));
+            c.b = parse_integer("--antennas", opt["--antennas"], 1);
+            c.u = parse_integer("--users", opt["--users"], 1);
+            c.nsc = parse_integer("--subcarriers", opt["--subcarriers"], 1);
+            c.nsym = parse_integer("--symbols", opt["--symbols"], 1);
+            if (c.u > c.b)
+                throw UsageError("--users " + std::to_string(c.u) +
+                                 " exceeds --antennas " + std::to_string(c.b) +
+                                 " (the detector needs users <= antennas)");
+            try {
+                c.mod = parse_modulation(opt["--modulation"]);
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(std::string("--modulation: ") + e.what());
+            }
+            try {
+                c.mode = parse_detector_mode(opt["--mode"]);
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(std::string("--mode: ") + e.what());
+            }
+            c.iterations = static_cast<unsigned>(
+                parse_integer("--iterations", opt["--iterations"], 1));
             configs.push_back(c);
         } else {
+            for (const char* o : { "--modulation", "--mode", "--iterations" })
+                if (given.count(o))
+                    throw UsageError(std::string(o) +
+                                     " applies to a custom configuration (--antennas, "
+                                     "--users, --subcarriers, --symbols); the built-in "
+                                     "ones set their own");
             for (const auto& c : builtin_configs())
                 if (opt["--config"] == "all" || opt["--config"] == "list" ||
                     c.name.find(opt["--config"]) != std::string::npos)
@@ -501,43 +642,9 @@ int main(int argc, char** argv)
                 return 0;
             }
             if (configs.empty())
-                throw std::invalid_argument("no built-in configuration matches '" +
-                                            opt["--config"] + "'");
+                throw UsageError("--config: no built-in configuration matches '" +
+                                 opt["--config"] + "' (--config list)");
         }
-        const int reps = std::stoi(opt["--reps"]);
-        [[maybe_unused]] const int streams = std::stoi(opt["--streams"]); // GPU only
-        if (opt["--fuse"] != "on" && opt["--fuse"] != "off")
-            throw std::invalid_argument("--fuse: on or off, not '" + opt["--fuse"] + "'");
-        [[maybe_unused]] const bool fuse = opt["--fuse"] == "on";
-        if (opt["--graphs"] != "on" && opt["--graphs"] != "off")
-            throw std::invalid_argument("--graphs: on or off, not '" + opt["--graphs"] +
-                                        "'");
-        [[maybe_unused]] const bool graphs = opt["--graphs"] == "on";
-        if (opt["--l2"] != "dirty" && opt["--l2"] != "clean")
-            throw std::invalid_argument("--l2: dirty or clean, not '" + opt["--l2"] +
-                                        "'");
-        [[maybe_unused]] const bool clean_l2 = opt["--l2"] == "clean";
-        // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
-        std::vector<int> devices;
-        {
-            std::stringstream list(opt.count("--devices") ? opt["--devices"]
-                                                          : opt["--device"]);
-            for (std::string item; std::getline(list, item, ',');) {
-                std::size_t used = 0;
-                try {
-                    devices.push_back(std::stoi(item, &used));
-                } catch (const std::exception&) {
-                }
-                if (used == 0 || used != item.size())
-                    throw std::invalid_argument("--devices: '" + item +
-                                                "' is not a GPU number (e.g. 0,1)");
-            }
-            if (devices.empty())
-                throw std::invalid_argument("--devices needs at least one GPU number");
-        }
-        const bool gpu = opt["--backend"] == "cuda";
-        if (!gpu && opt["--backend"] != "cpu")
-            throw std::invalid_argument("--backend must be cuda or cpu");
 
         std::vector<Result> results;
 #ifdef MIMODET_HAVE_CUDA
@@ -657,6 +764,9 @@ int main(int argc, char** argv)
             out << "  ]\n}\n";
         }
         return 0;
+    } catch (const UsageError& e) {
+        std::cerr << "mimodet_bench: " << e.what() << "\n";
+        return 2;
     } catch (const std::exception& e) {
         std::cerr << "mimodet_bench: " << e.what() << "\n";
         return 1;

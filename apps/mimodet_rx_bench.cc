@@ -31,12 +31,17 @@
 #include <cuda/cuda_detector.h>
 #include <cuda/cuda_ofdm_chain.h>
 #endif
+#include <unistd.h>
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -277,6 +282,96 @@ void usage()
            "               --users U --modulation qpsk|16qam|64qam|256qam --rate S/s\n";
 }
 
+//! A command-line mistake: one line naming the option and what it allows, exit 2.
+struct UsageError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+//! text as an integer in [low, high] (decimal digits only), or a UsageError naming
+//! the option.
+long long parse_integer(const std::string& option,
+                        const std::string& text,
+                        long long low,
+                        long long high = INT_MAX)
+{
+    const std::string what =
+        high == INT_MAX
+            ? (low == 1 ? "a positive integer" : "an integer >= " + std::to_string(low))
+            : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
+    const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
+    bool ok = text.size() > digits &&
+              std::all_of(text.begin() + digits, text.end(), [](unsigned char ch) {
+                  return std::isdigit(ch) != 0;
+              });
+    long long value = 0;
+    if (ok) {
+        try {
+            value = std::stoll(text);
+        } catch (const std::out_of_range&) {
+            ok = false;
+        }
+    }
+    if (!ok || value < low || value > high)
+        throw UsageError(option + ": expected " + what + ", got '" + text + "'");
+    return value;
+}
+
+//! text as a finite number > 0, or a UsageError naming the option.
+double parse_positive(const std::string& option, const std::string& text)
+{
+    char* end = nullptr;
+    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() ||
+        std::isspace(static_cast<unsigned char>(text[0])) || !std::isfinite(value) ||
+        !(value > 0))
+        throw UsageError(option + ": expected a finite number > 0, got '" + text + "'");
+    return value;
+}
+
+//! Refuses, before any work, an output file that could not be written.
+void check_writable(const std::string& option, const std::string& path)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (path.empty())
+        throw UsageError(option + ": the file name is empty");
+    if (fs::is_directory(path, ec))
+        throw UsageError(option + ": " + path + " is a folder, not a file");
+    fs::path folder = fs::absolute(path, ec).parent_path();
+    if (!fs::is_directory(folder, ec))
+        throw UsageError(option + ": the folder " + folder.string() + " does not exist");
+    if (access(folder.c_str(), W_OK | X_OK) != 0 ||
+        (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0))
+        throw UsageError(option + ": " + path + " is not writable");
+}
+
+//! What is wrong with a custom frame layout, named by its options ("" when nothing).
+std::string layout_problem(const OfdmConfig& o)
+{
+    const auto n = [](std::size_t v) { return std::to_string(v); };
+    if (o.fft_size < 8)
+        return "--fft: expected at least 8, got " + n(o.fft_size);
+    if (o.num_subcarriers % 2 || o.num_subcarriers >= o.fft_size)
+        return "--subcarriers: expected an even number below --fft " + n(o.fft_size) +
+               ", got " + n(o.num_subcarriers);
+    if (o.cp_length >= o.fft_size)
+        return "--cp: expected less than --fft " + n(o.fft_size) + ", got " +
+               n(o.cp_length);
+    const UplinkChannelConfig channel; // the simulated stream's multipath (make_capture)
+    const std::size_t spread = (channel.num_taps - 1) * channel.tap_spacing;
+    if (o.cp_length < spread)
+        return "--cp: expected at least the simulated channel's delay spread, " +
+               n(spread) + " samples, got " + n(o.cp_length);
+    if (o.num_users > o.num_subcarriers / 2)
+        return "--users " + n(o.num_users) +
+               ": at most --subcarriers / 2 = " + n(o.num_subcarriers / 2) +
+               " (each user's pilot comb needs two subcarriers)";
+    if (o.num_users > o.num_antennas)
+        return "--users " + n(o.num_users) + " exceeds --antennas " + n(o.num_antennas) +
+               " (the detector needs users <= antennas)";
+    return "";
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -289,56 +384,101 @@ int main(int argc, char** argv)
     RxConfig custom{ "custom", lte20(6), 30.72e6 };
     bool is_custom = false;
     try {
+        std::vector<std::string> given; // the options on the command line
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
+            if (a == "-h" || a == "--help") {
+                usage();
+                return 0;
+            }
             auto next = [&]() -> std::string {
                 if (i + 1 >= argc)
-                    throw std::invalid_argument(a + " needs a value");
+                    throw UsageError(a + ": needs a value (see --help)");
+                given.push_back(a);
                 return argv[++i];
             };
-            auto size = [&]() { return static_cast<std::size_t>(std::stoul(next())); };
+            auto size = [&](long long low) {
+                const std::string text = next();
+                return static_cast<std::size_t>(parse_integer(a, text, low));
+            };
             if (a == "--config")
                 config = next();
             else if (a == "--backend")
                 backend = next();
-            else if (a == "--mode")
-                det.mode = parse_detector_mode(next());
-            else if (a == "--iterations")
-                det.iterations = static_cast<unsigned>(size());
+            else if (a == "--mode") {
+                const std::string text = next();
+                try {
+                    det.mode = parse_detector_mode(text);
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError("--mode: " + std::string(e.what()));
+                }
+            } else if (a == "--iterations")
+                det.iterations = static_cast<unsigned>(size(1));
             else if (a == "--frames")
-                frames = size();
+                frames = size(1);
             else if (a == "--cpu-frames")
-                cpu_frames = size();
+                cpu_frames = size(1);
             else if (a == "--reps")
-                reps = std::stoi(next());
+                reps = static_cast<int>(size(1));
             else if (a == "--frames-per-window")
-                per_window = size();
+                per_window = size(1);
             else if (a == "--json")
                 json = next();
             else if (a == "--fft")
-                custom.ofdm.fft_size = size(), is_custom = true;
+                custom.ofdm.fft_size = size(1), is_custom = true;
             else if (a == "--cp")
-                custom.ofdm.cp_length = size(), is_custom = true;
+                custom.ofdm.cp_length = size(0), is_custom = true;
             else if (a == "--subcarriers")
-                custom.ofdm.num_subcarriers = size(), is_custom = true;
+                custom.ofdm.num_subcarriers = size(1), is_custom = true;
             else if (a == "--symbols")
-                custom.ofdm.num_data_symbols = size(), is_custom = true;
+                custom.ofdm.num_data_symbols = size(1), is_custom = true;
             else if (a == "--antennas")
-                custom.ofdm.num_antennas = size(), is_custom = true;
+                custom.ofdm.num_antennas = size(1), is_custom = true;
             else if (a == "--users")
-                custom.ofdm.num_users = size(), is_custom = true;
-            else if (a == "--modulation")
-                custom.ofdm.modulation = parse_modulation(next()), is_custom = true;
-            else if (a == "--rate")
-                custom.rate = std::stod(next()), is_custom = true;
-            else if (a == "-h" || a == "--help") {
-                usage();
-                return 0;
+                custom.ofdm.num_users = size(1), is_custom = true;
+            else if (a == "--modulation") {
+                const std::string text = next();
+                try {
+                    custom.ofdm.modulation = parse_modulation(text);
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError("--modulation: " + std::string(e.what()));
+                }
+                is_custom = true;
+            } else if (a == "--rate") {
+                const std::string text = next();
+                custom.rate = parse_positive("--rate", text), is_custom = true;
             } else
-                throw std::invalid_argument("unknown option " + a);
+                throw UsageError(a.rfind("-", 0) == 0
+                                     ? "unknown option '" + a + "' (see --help)"
+                                     : "unexpected argument '" + a + "' (see --help)");
         }
-        if (frames == 0 || reps < 1)
-            throw std::invalid_argument("--frames and --reps must be >= 1");
+        // Every option is checked here, before any stream is simulated.
+        auto was_given = [&](const char* o) {
+            return std::find(given.begin(), given.end(), o) != given.end();
+        };
+        if (backend != "cuda" && backend != "cpu" && backend != "both")
+            throw UsageError("--backend: expected cuda, cpu or both, got '" + backend +
+                             "'");
+        if (backend == "cpu")
+            for (const char* o : { "--frames", "--frames-per-window" })
+                if (was_given(o))
+                    throw UsageError(std::string(o) +
+                                     " applies to the cuda backend (the cpu one runs "
+                                     "--cpu-frames frames)");
+        if (backend == "cuda" && was_given("--cpu-frames"))
+            throw UsageError("--cpu-frames applies to the cpu backend (the cuda one runs "
+                             "--frames frames)");
+        if (is_custom && was_given("--config"))
+            throw UsageError(
+                "--config and a custom configuration (--fft, --antennas ...): "
+                "give one");
+        if (is_custom) {
+            const std::string problem = layout_problem(custom.ofdm);
+            if (!problem.empty())
+                throw UsageError(problem);
+        }
+        if (!json.empty() || was_given("--json"))
+            check_writable("--json", json);
         std::vector<RxConfig> configs;
         for (const auto& c : builtin_configs())
             if (config == "all" || config == c.name)
@@ -351,8 +491,8 @@ int main(int argc, char** argv)
         if (is_custom)
             configs = { custom };
         if (configs.empty())
-            throw std::invalid_argument("no configuration named " + config +
-                                        " (--config list)");
+            throw UsageError("--config: no configuration named '" + config +
+                             "' (--config list)");
         for (auto& c : configs)
             c.ofdm.validate();
 
@@ -373,7 +513,7 @@ int main(int argc, char** argv)
                         bw.duplex_gbs);
         }
 #else
-        const bool gpu = false;
+        (void)frames, (void)per_window; // options of the cuda backend
         if (backend == "cuda")
             throw std::runtime_error("--backend cuda: this build has no CUDA");
 #endif
@@ -444,6 +584,9 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "mimodet_rx_bench: a run did not find every frame\n");
             return 1;
         }
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "mimodet_rx_bench: %s\n", e.what());
+        return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mimodet_rx_bench: %s\n", e.what());
         return 2;

@@ -8,6 +8,8 @@ Used by apps/mimodet_sim; importable for scripts and notebooks.
 """
 
 import csv
+import math
+import numbers
 import sys
 import time
 from dataclasses import dataclass, field
@@ -17,6 +19,10 @@ from .mimodet_python import simulate_ber
 CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "channel",
               "correlation", "snr_db", "frames", "bits", "bit_errors", "erasures", "ber",
               "throughput_mbps"]
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @dataclass
@@ -38,6 +44,31 @@ class SweepConfig:
         if not self.label:
             det = self.mode + (f"@{self.iterations}" if self.mode in ("cg", "cr") else "")
             self.label = f"{self.antennas}x{self.users} {self.modulation} {det}"
+
+    def validate(self):
+        """Raises ValueError naming the first field the core would refuse (checked by
+        run_sweep before any point runs, so that a long sweep does not stop half way)."""
+        def need(ok, what):
+            if not ok:
+                raise ValueError(f"sweep config {self.label!r}: {what}")
+        for name in ("antennas", "users", "subcarriers", "symbols"):
+            value = getattr(self, name)
+            need(_is_int(value) and value >= 1,
+                 f"{name} must be a positive integer, got {value!r}")
+        need(_is_int(self.iterations) and self.iterations >= (self.mode in ("cg", "cr")),
+             f"iterations must be an integer >= 1 for cg and cr (>= 0 otherwise), got "
+             f"{self.iterations!r}")
+        need(self.users <= self.antennas,
+             f"users ({self.users}) must not exceed antennas ({self.antennas})")
+        need(str(self.modulation).lower() in ("bpsk", "qpsk", "16qam", "64qam", "256qam",
+                                              "4qam", "qam16", "qam64", "qam256"),
+             f"unknown modulation {self.modulation!r}")
+        need(self.mode in ("chol", "cg", "cr", "zf", "cholesky", "mmse"),
+             f"unknown mode {self.mode!r}")
+        need(self.channel in ("rayleigh", "kronecker"), f"unknown channel {self.channel!r}")
+        need(isinstance(self.correlation, numbers.Real) and 0.0 <= self.correlation < 1.0,
+             f"correlation must be in [0, 1), got {self.correlation!r}")
+        need(self.backend in ("auto", "cpu", "cuda"), f"unknown backend {self.backend!r}")
 
 
 class Progress:
@@ -69,7 +100,20 @@ class Progress:
 
 
 def run_sweep(configs, snrs_db, frames, min_errors=0, seed=1, num_threads=0, progress=None):
-    """Runs every config at every SNR; returns a list of row dicts (CSV_FIELDS)."""
+    """Runs every config at every SNR; returns a list of row dicts (CSV_FIELDS).
+    Raises ValueError, before running anything, on a config or argument that a point
+    would refuse."""
+    for cfg in configs:
+        cfg.validate()
+    if not snrs_db:
+        raise ValueError("run_sweep: no SNR points")
+    for snr in snrs_db:
+        if not (isinstance(snr, numbers.Real) and math.isfinite(snr)):
+            raise ValueError(f"run_sweep: SNR {snr!r} dB is not a finite number")
+    if not (_is_int(frames) and frames >= 1):
+        raise ValueError(f"run_sweep: frames must be a positive integer, got {frames!r}")
+    if not (_is_int(min_errors) and min_errors >= 0):
+        raise ValueError(f"run_sweep: min_errors must be an integer >= 0, got {min_errors!r}")
     rows = []
     for cfg in configs:
         for snr in snrs_db:

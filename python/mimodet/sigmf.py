@@ -195,7 +195,7 @@ def read_metadata(path):
     try:
         with open(meta_path) as f:
             meta = json.load(f)
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError("SigMF capture %r: %s is not valid JSON (%s)"
                          % (path, meta_path, e)) from e
     if not isinstance(meta, dict) or not isinstance(meta.get("global"), dict):
@@ -207,19 +207,37 @@ def read_metadata(path):
     if g["core:datatype"] not in DATATYPES:
         raise ValueError("SigMF capture %r: datatype %r is not supported (only %s)"
                          % (path, g["core:datatype"], ", ".join(DATATYPES)))
-    try:
-        rate = float(g["core:sample_rate"])
-        channels = int(g["core:num_channels"])
-    except (TypeError, ValueError) as e:
-        raise ValueError("SigMF capture %r: sample rate or channel count is not a number"
-                         % path) from e
-    if not (rate > 0) or channels < 1:
-        raise ValueError("SigMF capture %r: sample rate %r and channel count %r must be > 0"
-                         % (path, g["core:sample_rate"], g["core:num_channels"]))
+    import math
+
+    def number(value):
+        """value as a finite float, or None (JSON strings and booleans are not numbers)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+        return float(value) if math.isfinite(value) else None
+
+    rate = number(g["core:sample_rate"])
+    if rate is None or not rate > 0:
+        raise ValueError("SigMF capture %r: %s: global core:sample_rate must be a finite "
+                         "number > 0, got %r" % (path, meta_path, g["core:sample_rate"]))
+    channels = g["core:num_channels"]
+    if isinstance(channels, bool) or not isinstance(channels, int) or channels < 1:
+        raise ValueError("SigMF capture %r: %s: global core:num_channels must be an integer "
+                         ">= 1, got %r" % (path, meta_path, channels))
+    if SCALE_KEY in g:
+        scale = number(g[SCALE_KEY])
+        if scale is None or not scale > 0:
+            raise ValueError("SigMF capture %r: %s: global %s (the value of one integer "
+                             "step) must be a finite number > 0, got %r"
+                             % (path, meta_path, SCALE_KEY, g[SCALE_KEY]))
     caps = meta.get("captures")
-    if not isinstance(caps, list) or not caps or "core:frequency" not in caps[0]:
+    if not isinstance(caps, list) or not caps or not isinstance(caps[0], dict) or \
+            "core:frequency" not in caps[0]:
         raise ValueError("SigMF capture %r: %s needs a first capture with core:frequency"
                          % (path, meta_path))
+    if number(caps[0]["core:frequency"]) is None:
+        raise ValueError("SigMF capture %r: %s: the first capture's core:frequency must be "
+                         "a finite number, got %r" % (path, meta_path,
+                                                      caps[0]["core:frequency"]))
     size = os.path.getsize(data_path)
     per_sample = 8 if g["core:datatype"] == "cf32_le" else 4
     if size % (per_sample * channels):
