@@ -31,17 +31,13 @@
 #include <cuda/cuda_detector.h>
 #include <cuda/cuda_ofdm_chain.h>
 #endif
-#include <unistd.h>
+#include "cli_args.h"
 #include <algorithm>
-#include <cctype>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -51,6 +47,10 @@
 #include <vector>
 
 using namespace mimodet;
+using mimodet::cli::check_writable;
+using mimodet::cli::parse_integer;
+using mimodet::cli::parse_positive;
+using mimodet::cli::UsageError;
 
 namespace {
 
@@ -280,69 +280,6 @@ void usage()
            "         [--reps R] [--frames-per-window W] [--json FILE]\n"
            "       custom: --fft N --cp N --subcarriers N --symbols N --antennas B\n"
            "               --users U --modulation qpsk|16qam|64qam|256qam --rate S/s\n";
-}
-
-//! A command-line mistake: one line naming the option and what it allows, exit 2.
-struct UsageError : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
-
-//! text as an integer in [low, high] (decimal digits only), or a UsageError naming
-//! the option.
-long long parse_integer(const std::string& option,
-                        const std::string& text,
-                        long long low,
-                        long long high = INT_MAX)
-{
-    const std::string what =
-        high == INT_MAX
-            ? (low == 1 ? "a positive integer" : "an integer >= " + std::to_string(low))
-            : "an integer from " + std::to_string(low) + " to " + std::to_string(high);
-    const std::size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
-    bool ok = text.size() > digits &&
-              std::all_of(text.begin() + digits, text.end(), [](unsigned char ch) {
-                  return std::isdigit(ch) != 0;
-              });
-    long long value = 0;
-    if (ok) {
-        try {
-            value = std::stoll(text);
-        } catch (const std::out_of_range&) {
-            ok = false;
-        }
-    }
-    if (!ok || value < low || value > high)
-        throw UsageError(option + ": expected " + what + ", got '" + text + "'");
-    return value;
-}
-
-//! text as a finite number > 0, or a UsageError naming the option.
-double parse_positive(const std::string& option, const std::string& text)
-{
-    char* end = nullptr;
-    const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() ||
-        std::isspace(static_cast<unsigned char>(text[0])) || !std::isfinite(value) ||
-        !(value > 0))
-        throw UsageError(option + ": expected a finite number > 0, got '" + text + "'");
-    return value;
-}
-
-//! Refuses, before any work, an output file that could not be written.
-void check_writable(const std::string& option, const std::string& path)
-{
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (path.empty())
-        throw UsageError(option + ": the file name is empty");
-    if (fs::is_directory(path, ec))
-        throw UsageError(option + ": " + path + " is a folder, not a file");
-    fs::path folder = fs::absolute(path, ec).parent_path();
-    if (!fs::is_directory(folder, ec))
-        throw UsageError(option + ": the folder " + folder.string() + " does not exist");
-    if (access(folder.c_str(), W_OK | X_OK) != 0 ||
-        (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0))
-        throw UsageError(option + ": " + path + " is not writable");
 }
 
 //! What is wrong with a custom frame layout, named by its options ("" when nothing).
