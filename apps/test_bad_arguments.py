@@ -188,10 +188,15 @@ ROWS = [
      "--sample-rate applies to --simulate and --args only"),
     ("mimodet_rx", ["--replay", "{tmp}/good", "--record", "{tmp}/again"],
      "--record needs --simulate or --args"),
-    ("mimodet_rx", ["--replay", "{tmp}/bad_truth"], "bad_truth.truth.npz: not a truth file"),
-    ("mimodet_rx", ["--replay", "{tmp}/truth_shape"], "truth_shape.truth.npz: bits"),
+    ("mimodet_rx", ["--replay", "{tmp}/bad_truth"], "bad_truth.truth.npy: not a truth file"),
+    ("mimodet_rx", ["--replay", "{tmp}/truth_shape"], "truth_shape.truth.npy: rows of"),
+    ("mimodet_rx", ["--replay", "{tmp}/truth_frames"],
+     "truth_frames.truth.npy holds 1 frames, the capture's annotations list 0"),
+    ("mimodet_rx", ["--replay", "{tmp}/bad_truth_npz"], "bad_truth_npz.truth.npz: not a truth"),
+    ("mimodet_rx", ["--replay", "{tmp}/truth_shape_npz"],
+     "truth_shape_npz.truth.npz: frames of 6 bits"),
     ("mimodet_rx", ["--replay", "{tmp}/no_truth", "--max-ber", "0.1"],
-     "--max-ber needs known bits: {tmp}/no_truth.truth.npz is missing"),
+     "--max-ber needs known bits: {tmp}/no_truth.truth.npy is missing"),
     # --- mimodet_bench -----------------------------------------------------------
     ("mimodet_bench", ["--reps", "abc"], "mimodet_bench: --reps: expected a positive integer, "
      "got 'abc'"),
@@ -317,7 +322,7 @@ def make_captures(tmp, opts):
             with open(base + ".sigmf-data", "wb") as f:
                 f.write(data_bytes)
         if truth:
-            shutil.copy(good + ".truth.npz", base + ".truth.npz")
+            shutil.copy(good + ".truth.npy", base + ".truth.npy")
 
     def set_global(key, value):
         return lambda m: m["global"].__setitem__(key, value)
@@ -353,11 +358,18 @@ def make_captures(tmp, opts):
     capture("layout_list", set_global("mimodet:ofdm", [2, 1, 32]))
     capture("no_truth", truth=False)
     capture("bad_truth", truth=False)
-    with open(os.path.join(tmp, "bad_truth.truth.npz"), "wb") as f:
-        f.write(b"not a zip archive")
+    with open(os.path.join(tmp, "bad_truth.truth.npy"), "wb") as f:
+        f.write(b"not a numpy file")
     capture("truth_shape", truth=False)
     import numpy as np
-    np.savez(os.path.join(tmp, "truth_shape.truth.npz"), bits=np.zeros((1, 2, 3), np.uint8),
+    np.save(os.path.join(tmp, "truth_shape.truth.npy"), np.zeros((1, 3), np.uint8))
+    capture("truth_frames", lambda m: m.__setitem__("annotations", []))
+    # The truth of captures recorded before NAME.truth.npy: NAME.truth.npz, read by order.
+    capture("bad_truth_npz", truth=False)
+    with open(os.path.join(tmp, "bad_truth_npz.truth.npz"), "wb") as f:
+        f.write(b"not a zip archive")
+    capture("truth_shape_npz", truth=False)
+    np.savez(os.path.join(tmp, "truth_shape_npz.truth.npz"), bits=np.zeros((1, 2, 3), np.uint8),
              symbols=np.zeros((1, 2), np.complex64))
 
 

@@ -187,5 +187,65 @@ class qa_sigmf(gr_unittest.TestCase):
                 sigmf.sigmf_sink(**args)
 
 
+    def test_009_writer_in_chunks_writes_what_write_capture_writes(self):
+        x = random_channels(3, 1000, 9)
+        for datatype, scale in (("cf32_le", None), ("ci16_le", 1e-4)):
+            sigmf.write_capture(self.path("whole"), x, 1e6, 2e9, datatype, scale=scale)
+            with sigmf.CaptureWriter(self.path("chunks"), 3, 1e6, 2e9, datatype,
+                                     scale=scale) as w:
+                for start in range(0, 1000, 300):
+                    w.write(x[:, start:start + 300])
+                w.annotate(5, 10, "frame 0")
+            with open(self.path("whole.sigmf-data"), "rb") as a, \
+                    open(self.path("chunks.sigmf-data"), "rb") as b:
+                self.assertEqual(a.read(), b.read(), datatype)
+            c = sigmf.read_capture(self.path("chunks"))
+            self.assertEqual(c.meta["annotations"], [{"core:sample_start": 5,
+                                                      "core:sample_count": 10,
+                                                      "core:label": "frame 0"}])
+            self.assertEqual(sigmf.num_samples(self.path("chunks")), 1000)
+
+    def test_010_writer_refuses_later_samples_beyond_its_int16_scale(self):
+        x = random_channels(2, 100, 10)
+        with sigmf.CaptureWriter(self.path("a"), 2, 1e6, 0.0, "ci16_le") as w:
+            w.write(x)  # the scale comes from this chunk: its peak maps to 8000
+            with self.assertRaisesRegex(ValueError, "do not fit int16"):
+                w.write(10 * x)
+        c = sigmf.read_capture(self.path("a"))
+        self.assertEqual(c.num_samples, 100)  # the first chunk is kept, readable
+        np.testing.assert_allclose(c.samples, x, atol=c.scale)
+
+    def test_011_rx_time_gaps_survive_record_and_replay(self):
+        # UHD tags the first sample and the first after an overflow with rx_time;
+        # sigmf_sink keeps them as capture segments, sigmf_source puts them back.
+        import pmt
+        x = random_channels(2, 3000, 11)
+
+        def rx_time(offset, secs, frac):
+            return gr.tag_utils.python_to_tag((offset, pmt.intern("rx_time"),
+                                               pmt.make_tuple(pmt.from_uint64(secs),
+                                                              pmt.from_double(frac))))
+        tags = [rx_time(0, 7, 0.25), rx_time(1200, 7, 0.5)]
+        tb = gr.top_block()
+        sink = sigmf.sigmf_sink(self.path("gaps"), 2, 1e4, 1e9)
+        tb.connect(blocks.vector_source_c(x[0].tolist(), False, 1, tags), (sink, 0))
+        tb.connect(blocks.vector_source_c(x[1].tolist()), (sink, 1))
+        tb.run()
+        meta = sigmf.read_metadata(self.path("gaps"))
+        self.assertEqual([(c["core:sample_start"], c[sigmf.RX_TIME_KEY])
+                          for c in meta["captures"]], [(0, [7, 0.25]), (1200, [7, 0.5])])
+        tb = gr.top_block()
+        src = sigmf.sigmf_source(self.path("gaps"))
+        snks = [blocks.vector_sink_c(), blocks.vector_sink_c()]
+        for ch in range(2):
+            tb.connect((src, ch), snks[ch])
+        tb.run()
+        got = [(t.offset, pmt.to_python(t.value)) for t in snks[0].tags()]
+        self.assertEqual(got, [(0, (7, 0.25)), (1200, (7, 0.5))])
+        for ch in range(2):
+            np.testing.assert_array_equal(np.array(snks[ch].data(), np.complex64), x[ch])
+        self.assertEqual(len(snks[1].tags()), 0)
+
+
 if __name__ == "__main__":
     gr_unittest.run(qa_sigmf)

@@ -22,9 +22,16 @@ first capture with ``core:frequency`` (the centre frequency). A file that lacks 
 these, whose data length does not fit the channel count, or whose type is not one of the
 two above is refused with a ValueError that says what is wrong and where.
 
-``write_capture`` / ``read_capture`` work on numpy arrays; ``sigmf_source`` replays a
-capture in a flowgraph, one complex output per channel, at the recorded rate or as fast
-as possible.
+``write_capture`` / ``read_capture`` work on numpy arrays held in memory (cf32 captures
+are memory-mapped, ci16 ones decoded whole); ``CaptureWriter`` writes one chunk at a time.
+In a flowgraph, ``sigmf_source`` replays a capture (one complex output per channel, at the
+recorded rate or as fast as possible) and ``sigmf_sink`` records one; both stream through
+files, in bounded memory, whatever the capture's length.
+
+Lost samples: ``sigmf_sink`` turns UHD's ``rx_time`` tags (the first sample's time, and
+the time after each overflow) into capture segments (``core:sample_start`` and
+``mimodet:rx_time`` = [full seconds, fractional seconds]), and ``sigmf_source`` turns such
+segments back into ``rx_time`` tags on its first output, where the receive chain reads them.
 """
 
 import json
@@ -32,6 +39,7 @@ import os
 import datetime
 
 import numpy as np
+import pmt
 from gnuradio import blocks, gr
 
 SIGMF_VERSION = "1.0.0"
@@ -46,6 +54,18 @@ def _paths(path):
             path = path[: -len(ext)]
             break
     return path + ".sigmf-meta", path + ".sigmf-data"
+
+
+def capture_base(path):
+    """A capture's base name, from the base name itself or either file's name."""
+    return _paths(path)[0][: -len(".sigmf-meta")]
+
+
+def num_samples(path, meta=None):
+    """Samples per channel in a capture's data file (meta: its metadata, if read)."""
+    g = (meta or read_metadata(path))["global"]
+    per_sample = 8 if g["core:datatype"] == "cf32_le" else 4
+    return os.path.getsize(_paths(path)[1]) // (per_sample * int(g["core:num_channels"]))
 
 
 class Capture:
@@ -84,34 +104,106 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
     if datatype not in DATATYPES:
         raise ValueError("write_capture: datatype must be one of %s, got %r"
                          % (DATATYPES, datatype))
-    if not (sample_rate > 0):
-        raise ValueError("write_capture: sample_rate must be > 0, got %r" % sample_rate)
-    meta_path, data_path = _paths(path)
-    channels = x.shape[0]
-    interleaved = np.ascontiguousarray(x.T).reshape(-1)  # sample-major, channels inside
-    meta = _metadata(datatype, sample_rate, channels, center_frequency, description,
-                     hardware, extra, "write_capture")
-    g = meta["global"]
-    if datatype == "cf32_le":
-        interleaved.astype("<c8").tofile(data_path)
-    else:
-        peak = max(np.abs(interleaved.real).max(initial=0.0),
-                   np.abs(interleaved.imag).max(initial=0.0))
+    if not (0 < sample_rate < float("inf")):
+        raise ValueError("write_capture: sample_rate must be a finite number > 0, got %r"
+                         % sample_rate)
+    if datatype == "ci16_le":
+        peak = max(np.abs(x.real).max(initial=0.0), np.abs(x.imag).max(initial=0.0))
         if scale is None:
             scale = peak / 30000.0 if peak > 0 else 1.0
-        if not (scale > 0):
-            raise ValueError("write_capture: scale must be > 0, got %r" % scale)
+        if not (0 < scale < float("inf")):
+            raise ValueError("write_capture: scale must be a finite number > 0, got %r"
+                             % scale)
         if peak / scale > 32767:
             raise ValueError("write_capture: samples up to %g do not fit int16 with scale "
                              "%g (one step); use a larger scale" % (peak, scale))
-        pairs = np.empty((interleaved.size, 2), dtype="<i2")
-        pairs[:, 0] = np.round(interleaved.real / scale)
-        pairs[:, 1] = np.round(interleaved.imag / scale)
-        pairs.tofile(data_path)
-        g[SCALE_KEY] = float(scale)
-    with open(meta_path, "w") as f:
-        json.dump(meta, f, indent=2)
-    return meta_path
+    with CaptureWriter(path, x.shape[0], sample_rate, center_frequency, datatype, scale,
+                       description, hardware, extra) as writer:
+        writer.write(x)
+    return writer.meta_path
+
+
+class CaptureWriter:
+    """Writes a multi-channel SigMF capture chunk by chunk: ``write`` takes [channels][n]
+    arrays, so that a recording needs one chunk in memory at a time, whatever its length.
+
+    For ci16_le, ``scale`` (the float value of one integer step) is fixed before the first
+    sample is written: given, or chosen from the first chunk's peak with 12 dB of headroom
+    (the peak maps to 8000); a later sample beyond the int16 range is refused with a
+    ValueError that says so, never clipped. ``annotate`` adds a SigMF annotation (e.g. where
+    a frame starts). The metadata is written when the writer is made and again by
+    ``close`` (with the scale and the annotations). Use it as a context manager.
+    """
+
+    def __init__(self, path, channels, sample_rate, center_frequency, datatype="cf32_le",
+                 scale=None, description="", hardware="", extra=None):
+        if datatype not in DATATYPES:
+            raise ValueError("CaptureWriter: datatype must be one of %s, got %r"
+                             % (DATATYPES, datatype))
+        if not (channels >= 1):
+            raise ValueError("CaptureWriter: channels must be >= 1, got %r" % (channels,))
+        if not (0 < sample_rate < float("inf")):
+            raise ValueError("CaptureWriter: sample_rate must be a finite number > 0, got %r"
+                             % (sample_rate,))
+        if scale is not None and not (0 < scale < float("inf")):
+            raise ValueError("CaptureWriter: scale must be a finite number > 0, got %r"
+                             % (scale,))
+        self.meta_path, self.data_path = _paths(path)
+        self.channels = channels
+        self.datatype = datatype
+        self.scale = scale
+        self.num_samples = 0
+        self.meta = _metadata(datatype, sample_rate, channels, center_frequency, description,
+                              hardware, extra, "CaptureWriter")
+        self._write_meta()
+        self.file = open(self.data_path, "wb")
+
+    def _write_meta(self):
+        if self.datatype == "ci16_le" and self.scale is not None:
+            self.meta["global"][SCALE_KEY] = float(self.scale)
+        with open(self.meta_path, "w") as f:
+            json.dump(self.meta, f, indent=2)
+
+    def write(self, samples):
+        x = np.asarray(samples)
+        if x.ndim != 2 or x.shape[0] != self.channels:
+            raise ValueError("CaptureWriter: samples must be [%d][n], got shape %s"
+                             % (self.channels, x.shape))
+        interleaved = np.ascontiguousarray(x.T).reshape(-1)  # sample-major, channels inside
+        if self.datatype == "cf32_le":
+            self.file.write(interleaved.astype("<c8").tobytes())
+        else:
+            peak = max(np.abs(interleaved.real).max(initial=0.0),
+                       np.abs(interleaved.imag).max(initial=0.0))
+            if self.scale is None:
+                self.scale = peak / 8000.0 if peak > 0 else 1.0
+                self._write_meta()
+            if peak / self.scale > 32767:
+                raise ValueError("CaptureWriter: samples up to %g after sample %d do not fit "
+                                 "int16 with scale %g (one step); record as cf32_le or give "
+                                 "a larger scale" % (peak, self.num_samples, self.scale))
+            pairs = np.empty((interleaved.size, 2), dtype="<i2")
+            pairs[:, 0] = np.round(interleaved.real / self.scale)
+            pairs[:, 1] = np.round(interleaved.imag / self.scale)
+            self.file.write(pairs.tobytes())
+        self.num_samples += x.shape[1]
+
+    def annotate(self, sample_start, sample_count, label):
+        self.meta["annotations"].append({"core:sample_start": int(sample_start),
+                                         "core:sample_count": int(sample_count),
+                                         "core:label": str(label)})
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+            self._write_meta()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def _metadata(datatype, sample_rate, channels, center_frequency, description, hardware,
@@ -184,6 +276,71 @@ class sigmf_sink(gr.hier_block2):
             for ch in range(channels):
                 self.connect((self, ch), (self.interleave, ch))
             self.connect(self.interleave, self.file)
+        # UHD's rx_time tags (the first sample's time, and the time after each overflow)
+        # become capture segments, so that a replay knows where samples were lost.
+        self.rx_times = _rx_time_recorder(itemsize, meta_path, meta)
+        self.connect((self, 0), self.rx_times)
+
+
+RX_TIME_KEY = "mimodet:rx_time"
+
+
+class _rx_time_recorder(gr.sync_block):
+    """Reads the rx_time tags of a stream; when the flowgraph stops, writes one SigMF
+    capture segment per tag (core:sample_start, and the time as mimodet:rx_time
+    [full seconds, fractional seconds], UHD's own split, which keeps sub-sample precision)
+    into the capture's metadata file."""
+
+    def __init__(self, itemsize, meta_path, meta):
+        dtype = np.complex64 if itemsize == 8 else np.uint32
+        gr.sync_block.__init__(self, "mimodet_rx_time_recorder", in_sig=[dtype], out_sig=[])
+        self.meta_path = meta_path
+        self.meta = meta
+        self.times = []
+
+    def work(self, input_items, output_items):
+        n = len(input_items[0])
+        for t in self.get_tags_in_window(0, 0, n):
+            if pmt.symbol_to_string(t.key) == "rx_time":
+                self.times.append((int(t.offset), int(pmt.to_uint64(pmt.tuple_ref(t.value, 0))),
+                                   float(pmt.to_double(pmt.tuple_ref(t.value, 1)))))
+        return n
+
+    def stop(self):
+        if self.times:
+            first = self.meta["captures"][0]
+            segments = [] if self.times[0][0] == 0 else [dict(first)]
+            for offset, secs, frac in self.times:
+                seg = dict(first)
+                seg["core:sample_start"] = offset
+                seg[RX_TIME_KEY] = [secs, frac]
+                segments.append(seg)
+            self.meta["captures"] = segments
+            with open(self.meta_path, "w") as f:
+                json.dump(self.meta, f, indent=2)
+        return True
+
+
+class _rx_time_tagger(gr.sync_block):
+    """Passes samples through and puts rx_time tags at given sample offsets (the inverse of
+    _rx_time_recorder, for a replay)."""
+
+    def __init__(self, times):
+        gr.sync_block.__init__(self, "mimodet_rx_time_tagger", in_sig=[np.complex64],
+                               out_sig=[np.complex64])
+        self.times = sorted(times)
+        self.next = 0
+
+    def work(self, input_items, output_items):
+        n = len(output_items[0])
+        output_items[0][:] = input_items[0][:n]
+        end = self.nitems_written(0) + n
+        while self.next < len(self.times) and self.times[self.next][0] < end:
+            offset, secs, frac = self.times[self.next]
+            self.add_item_tag(0, offset, pmt.intern("rx_time"),
+                              pmt.make_tuple(pmt.from_uint64(secs), pmt.from_double(frac)))
+            self.next += 1
+        return n
 
 
 def read_metadata(path):
@@ -298,13 +455,37 @@ class sigmf_source(gr.hier_block2):
         split = blocks.deinterleave(item, 1)
         self.connect(head, split)
         scale = float(g.get(SCALE_KEY, 1.0))
+        # Capture segments that carry a receive time (sigmf_sink writes them from UHD's
+        # rx_time) become rx_time tags on output 0 again, so that the receive chain sees
+        # where samples were lost.
+        self.rx_times = rx_times(meta)
+        # (Python blocks must outlive the flowgraph: the hier block keeps them referenced.)
+        self.tagger = tagger = _rx_time_tagger(self.rx_times) if self.rx_times else None
         for ch in range(self.channels):
-            if cf32:
-                self.connect((split, ch), (self, ch))
-            else:
+            chain = [(split, ch)]
+            if not cf32:
                 # interleaved_short_to_complex divides by its factor: 1/scale multiplies
-                conv = blocks.interleaved_short_to_complex(True, False, 1.0 / scale)
-                self.connect((split, ch), conv, (self, ch))
+                chain.append(blocks.interleaved_short_to_complex(True, False, 1.0 / scale))
+            if ch == 0 and tagger is not None:
+                chain.append(tagger)
+            self.connect(*chain, (self, ch))
+
+
+def rx_times(meta):
+    """[(sample, full seconds, fractional seconds)] of a capture's segments that carry
+    mimodet:rx_time; raises ValueError for a malformed one."""
+    times = []
+    for seg in meta.get("captures", []):
+        if not isinstance(seg, dict) or RX_TIME_KEY not in seg:
+            continue
+        t, start = seg[RX_TIME_KEY], seg.get("core:sample_start", 0)
+        if not (isinstance(t, list) and len(t) == 2 and isinstance(t[0], int) and
+                isinstance(t[1], (int, float)) and 0 <= t[1] < 1 and t[0] >= 0 and
+                isinstance(start, int) and start >= 0):
+            raise ValueError("SigMF capture segment at sample %r: %s must be [full seconds, "
+                             "fractional seconds in [0, 1)], got %r" % (start, RX_TIME_KEY, t))
+        times.append((start, t[0], float(t[1])))
+    return times
 
 
 def read_layout(path):
