@@ -4,16 +4,15 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include <mimodet/uplink_detector.h>
-#ifdef MIMODET_HAVE_CUDA
-#include "../cuda/cuda_ofdm_chain.h"
-#endif
+// The uplink detector's base and its CPU implementation; the GPU one is
+// lib/cuda/cuda_uplink_detector.cc, and lib/factory chooses between them.
+
+#include "cpu_detector.h"
+#include "cpu_uplink_detector.h"
 #include <algorithm>
 #include <stdexcept>
 
 namespace mimodet {
-
-namespace {
 
 DetectorConfig sized_for(const OfdmConfig& ofdm, DetectorConfig d)
 {
@@ -26,6 +25,8 @@ DetectorConfig sized_for(const OfdmConfig& ofdm, DetectorConfig d)
     return d;
 }
 
+namespace {
+
 class CpuUplinkDetector : public UplinkDetector
 {
 public:
@@ -34,7 +35,7 @@ public:
     {
         DetectorConfig cpu = d_detector;
         cpu.backend = Backend::cpu;
-        d_detector_impl = make_detector(cpu);
+        d_detector_impl = std::make_unique<CpuDetector>(cpu);
     }
 
     std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
@@ -89,64 +90,6 @@ private:
     std::unique_ptr<Detector> d_detector_impl;
 };
 
-#ifdef MIMODET_HAVE_CUDA
-class CudaUplinkDetector : public UplinkDetector
-{
-public:
-    CudaUplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& detector)
-        : UplinkDetector(ofdm, detector),
-          d_chain(ofdm, d_detector, chain_options(d_detector))
-    {
-    }
-
-    std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
-                                       std::size_t samples,
-                                       float* llr,
-                                       std::size_t max_frames,
-                                       std::size_t& next) override
-    {
-        cuda::ChainOutputs out;
-        out.max_frames = max_frames;
-        out.llr = llr;
-        const std::vector<const void*> at(antennas.begin(), antennas.end());
-        const auto found =
-            d_chain.process(at, cuda::SampleFormat::cf32, samples, out, &next);
-        std::vector<DetectedFrame> frames;
-        for (const auto& f : found)
-            frames.push_back({ f.start, f.cfo, f.n0 });
-        return frames;
-    }
-
-    std::string name() const override { return "cuda-" + to_string(d_detector.mode); }
-    DetectorStats stats() const override { return d_chain.detector_stats(); }
-
-private:
-    static cuda::ChainOptions chain_options(const DetectorConfig& d)
-    {
-        cuda::ChainOptions options;
-        options.device = d.devices.empty() ? 0 : d.devices.front();
-        return options;
-    }
-    cuda::CudaOfdmChain d_chain;
-};
-#endif
-
-//! The GPU chain, or nullptr with the reason when it cannot run here.
-std::unique_ptr<UplinkDetector>
-try_gpu(const OfdmConfig& ofdm, const DetectorConfig& detector, std::string& why_not)
-{
-    if (!gpu_available(&why_not))
-        return nullptr;
-#ifdef MIMODET_HAVE_CUDA
-    try {
-        return std::make_unique<CudaUplinkDetector>(ofdm, detector);
-    } catch (const std::exception& e) {
-        why_not = e.what();
-    }
-#endif
-    return nullptr;
-}
-
 } // namespace
 
 UplinkDetector::UplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& detector)
@@ -154,27 +97,10 @@ UplinkDetector::UplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& det
 {
 }
 
-std::unique_ptr<UplinkDetector> make_uplink_detector(const OfdmConfig& ofdm,
-                                                     const DetectorConfig& detector,
-                                                     std::string* fallback_reason)
+std::unique_ptr<UplinkDetector> make_cpu_uplink_detector(const OfdmConfig& ofdm,
+                                                         const DetectorConfig& detector)
 {
-    const DetectorConfig sized = sized_for(ofdm, detector);
-    std::string why_not;
-    switch (sized.backend) {
-    case Backend::cpu:
-        return std::make_unique<CpuUplinkDetector>(ofdm, sized);
-    case Backend::cuda:
-        if (auto gpu = try_gpu(ofdm, sized, why_not))
-            return gpu;
-        throw std::runtime_error("backend 'cuda' requested but unusable: " + why_not);
-    case Backend::automatic:
-        if (auto gpu = try_gpu(ofdm, sized, why_not))
-            return gpu;
-        if (fallback_reason)
-            *fallback_reason = why_not;
-        return std::make_unique<CpuUplinkDetector>(ofdm, sized);
-    }
-    throw std::logic_error("make_uplink_detector: unknown backend");
+    return std::make_unique<CpuUplinkDetector>(ofdm, detector);
 }
 
 } // namespace mimodet

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "../core/worker_team.h"
+#include "core/worker_team.h"
 #include "multi_gpu_detector.h"
 #include <algorithm>
 #include <stdexcept>

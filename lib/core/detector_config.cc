@@ -4,12 +4,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "cpu_detector.h"
+// The detector configuration: its checks and the names of the modes and backends.
+
 #include <mimodet/detector.h>
-#ifdef MIMODET_HAVE_CUDA
-#include "../cuda/cuda_detector.h"
-#include "../cuda/multi_gpu_detector.h"
-#endif
+#include <stdexcept>
+#include <string>
 
 namespace mimodet {
 
@@ -85,66 +84,6 @@ void DetectorConfig::validate() const
         if (device < 0)
             throw std::invalid_argument("detector: device ordinals must be >= 0, got " +
                                         std::to_string(device) + " in devices");
-}
-
-bool gpu_available(std::string* why_not)
-{
-#ifdef MIMODET_HAVE_CUDA
-    return cuda::device_count(why_not) > 0;
-#else
-    if (why_not)
-        *why_not = "this build of gr-mimodet has no CUDA backend (no CUDA toolkit at "
-                   "build time)";
-    return false;
-#endif
-}
-
-namespace {
-
-//! The GPU detector, or nullptr with the reason when this configuration cannot use one.
-std::unique_ptr<Detector> try_gpu_detector(const DetectorConfig& config,
-                                           std::string& why_not)
-{
-    if (!gpu_available(&why_not))
-        return nullptr;
-#ifdef MIMODET_HAVE_CUDA
-    try {
-        cuda::EngineOptions options;
-        options.streams = config.streams;
-        if (config.devices.size() <= 1) { // one engine, no worker threads
-            options.device = config.devices.empty() ? 0 : config.devices.front();
-            return std::make_unique<cuda::CudaDetector>(config, options);
-        }
-        return std::make_unique<cuda::MultiGpuDetector>(config, config.devices, options);
-    } catch (const std::exception& e) {
-        why_not = e.what();
-    }
-#endif
-    return nullptr;
-}
-
-} // namespace
-
-std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
-                                        std::string* fallback_reason)
-{
-    config.validate();
-    std::string why_not;
-    switch (config.backend) {
-    case Backend::cpu:
-        return std::make_unique<CpuDetector>(config);
-    case Backend::cuda:
-        if (auto gpu = try_gpu_detector(config, why_not))
-            return gpu;
-        throw std::runtime_error("backend 'cuda' requested but unusable: " + why_not);
-    case Backend::automatic:
-        if (auto gpu = try_gpu_detector(config, why_not))
-            return gpu;
-        if (fallback_reason)
-            *fallback_reason = why_not;
-        return std::make_unique<CpuDetector>(config);
-    }
-    throw std::logic_error("make_detector: unknown backend");
 }
 
 } // namespace mimodet

@@ -1,0 +1,64 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "cuda_uplink_detector.h"
+#include "cuda_ofdm_chain.h"
+
+namespace mimodet {
+namespace cuda {
+
+namespace {
+
+class CudaUplinkDetector : public UplinkDetector
+{
+public:
+    CudaUplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& detector)
+        : UplinkDetector(ofdm, detector),
+          d_chain(ofdm, d_detector, chain_options(d_detector))
+    {
+    }
+
+    std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
+                                       std::size_t samples,
+                                       float* llr,
+                                       std::size_t max_frames,
+                                       std::size_t& next) override
+    {
+        ChainOutputs out;
+        out.max_frames = max_frames;
+        out.llr = llr;
+        const std::vector<const void*> at(antennas.begin(), antennas.end());
+        const auto found =
+            d_chain.process(at, SampleFormat::cf32, samples, out, &next);
+        std::vector<DetectedFrame> frames;
+        for (const auto& f : found)
+            frames.push_back({ f.start, f.cfo, f.n0 });
+        return frames;
+    }
+
+    std::string name() const override { return "cuda-" + to_string(d_detector.mode); }
+    DetectorStats stats() const override { return d_chain.detector_stats(); }
+
+private:
+    static ChainOptions chain_options(const DetectorConfig& d)
+    {
+        ChainOptions options;
+        options.device = d.devices.empty() ? 0 : d.devices.front();
+        return options;
+    }
+    CudaOfdmChain d_chain;
+};
+
+} // namespace
+
+std::unique_ptr<UplinkDetector> make_cuda_uplink_detector(const OfdmConfig& ofdm,
+                                                          const DetectorConfig& detector)
+{
+    return std::make_unique<CudaUplinkDetector>(ofdm, detector);
+}
+
+} // namespace cuda
+} // namespace mimodet

@@ -1,0 +1,80 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The composition root of the detectors: the one place that knows both the CPU (core) and
+// the GPU (cuda) implementations and chooses between them (docs/architecture.md).
+
+#include "core/cpu_detector.h"
+#include <mimodet/detector.h>
+#ifdef MIMODET_HAVE_CUDA
+#include "cuda/cuda_detector.h"
+#include "cuda/multi_gpu_detector.h"
+#endif
+#include <stdexcept>
+
+namespace mimodet {
+
+bool gpu_available(std::string* why_not)
+{
+#ifdef MIMODET_HAVE_CUDA
+    return cuda::device_count(why_not) > 0;
+#else
+    if (why_not)
+        *why_not = "this build of gr-mimodet has no CUDA backend (no CUDA toolkit at "
+                   "build time)";
+    return false;
+#endif
+}
+
+namespace {
+
+//! The GPU detector, or nullptr with the reason when this configuration cannot use one.
+std::unique_ptr<Detector> try_gpu_detector(const DetectorConfig& config,
+                                           std::string& why_not)
+{
+    if (!gpu_available(&why_not))
+        return nullptr;
+#ifdef MIMODET_HAVE_CUDA
+    try {
+        cuda::EngineOptions options;
+        options.streams = config.streams;
+        if (config.devices.size() <= 1) { // one engine, no worker threads
+            options.device = config.devices.empty() ? 0 : config.devices.front();
+            return std::make_unique<cuda::CudaDetector>(config, options);
+        }
+        return std::make_unique<cuda::MultiGpuDetector>(config, config.devices, options);
+    } catch (const std::exception& e) {
+        why_not = e.what();
+    }
+#endif
+    return nullptr;
+}
+
+} // namespace
+
+std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
+                                        std::string* fallback_reason)
+{
+    config.validate();
+    std::string why_not;
+    switch (config.backend) {
+    case Backend::cpu:
+        return std::make_unique<CpuDetector>(config);
+    case Backend::cuda:
+        if (auto gpu = try_gpu_detector(config, why_not))
+            return gpu;
+        throw std::runtime_error("backend 'cuda' requested but unusable: " + why_not);
+    case Backend::automatic:
+        if (auto gpu = try_gpu_detector(config, why_not))
+            return gpu;
+        if (fallback_reason)
+            *fallback_reason = why_not;
+        return std::make_unique<CpuDetector>(config);
+    }
+    throw std::logic_error("make_detector: unknown backend");
+}
+
+} // namespace mimodet
