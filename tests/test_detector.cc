@@ -422,3 +422,30 @@ TEST(Detector, BackendSelection)
     EXPECT_THROW(det->detect(y.data(), 1, llr.data()),
                  std::logic_error); // no channel yet
 }
+
+// One table of modes: a name parses to a mode whose name it is, and a mode outside the
+// table (a new one not yet registered) is refused by every backend instead of being run as
+// another mode: by the configuration's check on the CPU, by name on the GPU.
+TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
+{
+    const auto names = detector_mode_names();
+    ASSERT_EQ(names, (std::vector<std::string>{ "chol", "cg", "cr", "zf" }));
+    for (const auto& name : names)
+        EXPECT_EQ(to_string(parse_detector_mode(name)), name);
+    DetectorConfig c;
+    c.num_antennas = 8;
+    c.num_users = 2;
+    c.num_subcarriers = 4;
+    c.mode = static_cast<DetectorMode>(names.size());
+    for (Backend backend : { Backend::cpu, Backend::automatic, Backend::cuda }) {
+        c.backend = backend;
+        try {
+            make_detector(c);
+            ADD_FAILURE() << "an unknown mode was accepted by backend " << to_string(backend);
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("unknown mode 4 (expected chol, cg, cr, zf)"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}

@@ -32,6 +32,8 @@ enum class Backend {
 
 DetectorMode parse_detector_mode(const std::string& name);
 std::string to_string(DetectorMode m);
+//! The names of every detector mode, in DetectorMode's order ("chol", "cg", ...).
+std::vector<std::string> detector_mode_names();
 Backend parse_backend(const std::string& name);
 std::string to_string(Backend b);
 

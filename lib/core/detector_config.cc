@@ -9,36 +9,60 @@
 #include <mimodet/detector.h>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mimodet {
 
-DetectorMode parse_detector_mode(const std::string& name)
+namespace {
+
+/*! Every detector mode, once: parse_detector_mode, to_string, validate() and
+ * detector_mode_names() (which the apps' --mode choices take through the Python
+ * bindings) read this table. A new mode goes here and into each backend
+ * (docs/adding-a-detector.md); a backend without it refuses it by name. */
+struct ModeName {
+    DetectorMode mode;
+    const char* name;
+};
+constexpr ModeName kModes[] = { { DetectorMode::chol, "chol" },
+                                { DetectorMode::cg, "cg" },
+                                { DetectorMode::cr, "cr" },
+                                { DetectorMode::zf, "zf" } };
+
+std::string mode_list()
 {
-    if (name == "chol" || name == "cholesky" || name == "mmse")
-        return DetectorMode::chol;
-    if (name == "cg")
-        return DetectorMode::cg;
-    if (name == "cr")
-        return DetectorMode::cr;
-    if (name == "zf")
-        return DetectorMode::zf;
-    throw std::invalid_argument("unknown detector mode '" + name +
-                                "' (expected chol, cg, cr or zf)");
+    std::string list;
+    for (const auto& m : kModes)
+        list += (list.empty() ? "" : ", ") + std::string(m.name);
+    return list;
 }
 
-std::string to_string(DetectorMode m)
+} // namespace
+
+std::vector<std::string> detector_mode_names()
 {
-    switch (m) {
-    case DetectorMode::chol:
-        return "chol";
-    case DetectorMode::cg:
-        return "cg";
-    case DetectorMode::cr:
-        return "cr";
-    case DetectorMode::zf:
-        return "zf";
-    }
-    return "?";
+    std::vector<std::string> names;
+    for (const auto& m : kModes)
+        names.emplace_back(m.name);
+    return names;
+}
+
+DetectorMode parse_detector_mode(const std::string& name)
+{
+    if (name == "cholesky" || name == "mmse") // aliases of exact MMSE
+        return DetectorMode::chol;
+    for (const auto& m : kModes)
+        if (name == m.name)
+            return m.mode;
+    throw std::invalid_argument("unknown detector mode '" + name + "' (expected " +
+                                mode_list() + ")");
+}
+
+std::string to_string(DetectorMode mode)
+{
+    for (const auto& m : kModes)
+        if (mode == m.mode)
+            return m.name;
+    return "mode " + std::to_string(static_cast<int>(mode));
 }
 
 Backend parse_backend(const std::string& name)
@@ -69,6 +93,12 @@ std::string to_string(Backend b)
 void DetectorConfig::validate() const
 {
     dims().validate("detector");
+    bool known = false;
+    for (const auto& m : kModes)
+        known = known || mode == m.mode;
+    if (!known)
+        throw std::invalid_argument("detector: unknown " + to_string(mode) + " (expected " +
+                                    mode_list() + ")");
     const bool iterative = mode == DetectorMode::cg || mode == DetectorMode::cr;
     if (iterative && iterations == 0)
         throw std::invalid_argument("detector: iterations must be >= 1 for mode " +

@@ -126,7 +126,9 @@ KernelMode kernel_mode(DetectorMode m)
     case DetectorMode::zf:
         return KernelMode::zf;
     }
-    return KernelMode::chol;
+    // A mode without a GPU kernel is refused by name (backend=auto then runs it on the CPU,
+    // saying why), never run as another mode's kernel.
+    throw std::invalid_argument("CUDA detector: no GPU kernel for detector " + to_string(m));
 }
 
 

@@ -14,7 +14,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from .mimodet_python import simulate_ber
+from .mimodet_python import detector_modes, simulate_ber
 
 CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "channel",
               "correlation", "snr_db", "frames", "bits", "bit_errors", "erasures", "ber",
@@ -63,7 +63,7 @@ class SweepConfig:
         need(str(self.modulation).lower() in ("bpsk", "qpsk", "16qam", "64qam", "256qam",
                                               "4qam", "qam16", "qam64", "qam256"),
              f"unknown modulation {self.modulation!r}")
-        need(self.mode in ("chol", "cg", "cr", "zf", "cholesky", "mmse"),
+        need(self.mode in tuple(detector_modes()) + ("cholesky", "mmse"),
              f"unknown mode {self.mode!r}")
         need(self.channel in ("rayleigh", "kronecker"), f"unknown channel {self.channel!r}")
         need(isinstance(self.correlation, numbers.Real) and 0.0 <= self.correlation < 1.0,

@@ -28,6 +28,10 @@ void bind_core(py::module& m)
         },
         "(usable, reason): whether a GPU backend is usable, and why not.");
 
+    m.def("detector_modes",
+          &::mimodet::detector_mode_names,
+          "The names of every detector mode (chol, cg, ...): the choices of a --mode.");
+
     m.def(
         "simulate_ber",
         [](int num_antennas,
