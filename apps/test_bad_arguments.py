@@ -12,10 +12,11 @@ must be refused before any work, so each row also has a time limit far below wha
 work would take. Bad files for mimodet_rx --replay are made in a temporary folder from a
 small capture that mimodet_rx --simulate --record writes first.
 
-Usage: test_bad_arguments.py --apps-src DIR --apps-bin DIR [-v]
-  DIR of the Python apps (mimodet_sim, mimodet_uplink, mimodet_rx) and of the C++ ones
-  (mimodet_bench, mimodet_rx_bench); the Python apps run with this interpreter, which
-  must import gnuradio.mimodet (ctest's GR_ADD_TEST sets PYTHONPATH to the build tree).
+Usage: test_bad_arguments.py --apps-src DIR --apps-bin DIR [--bench-bin DIR] [-v]
+  DIR of the Python apps (mimodet_sim, mimodet_uplink, mimodet_rx), of the built apps and
+  of the built benchmarks (mimodet_bench, mimodet_rx_bench; default: --apps-bin); the
+  Python apps run with this interpreter, which must import gnuradio.mimodet (ctest's
+  GR_ADD_TEST sets PYTHONPATH to the build tree).
 """
 
 import argparse
@@ -283,7 +284,7 @@ ROWS = [
 def command(app, args, opts):
     if app in PYTHON_APPS:
         return [sys.executable, "-B", os.path.join(opts.apps_src, app)] + args
-    return [os.path.join(opts.apps_bin, app)] + args
+    return [os.path.join(opts.bench_bin, app)] + args
 
 
 def run(cmd, timeout=ROW_TIMEOUT_S):
@@ -409,10 +410,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--apps-src", required=True, help="folder of the Python apps")
-    p.add_argument("--apps-bin", required=True, help="folder of the built C++ apps")
+    p.add_argument("--apps-bin", required=True, help="folder of the built apps")
+    p.add_argument("--bench-bin", help="folder of the built benchmarks (mimodet_bench, "
+                   "mimodet_rx_bench); default: --apps-bin")
     p.add_argument("--only", help="run the rows of this app only")
     p.add_argument("-v", "--verbose", action="store_true")
     opts = p.parse_args()
+    if opts.bench_bin is None:
+        opts.bench_bin = opts.apps_bin
     rows = [r for r in ROWS if opts.only in (None, r[0])]
     start = time.monotonic()
     failures = []

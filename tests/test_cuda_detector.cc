@@ -5,7 +5,8 @@
  */
 
 /* GPU detector against the CPU implementation on fresh random inputs. Skipped (not
- * failed) on machines without a usable GPU, e.g. CI; run for real by scripts/device-run.
+ * failed) on machines without a usable GPU, e.g. CI; run for real by
+ * scripts/gpu-test-and-bench.
  */
 
 #include "gpu_skip.h"

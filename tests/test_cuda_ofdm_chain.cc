@@ -6,7 +6,8 @@
 
 /* The GPU receive chain against the CPU one (OfdmReceiver walked over the same samples)
  * and its LLRs against the CPU detector on the chain's own tensors. Skipped (not failed)
- * on machines without a usable GPU, e.g. CI; run for real by scripts/device-run. */
+ * on machines without a usable GPU, e.g. CI; run for real by scripts/gpu-test-and-bench.
+ */
 
 #include "gpu_skip.h"
 #include "ofdm_stream.h"

@@ -459,7 +459,7 @@ void usage()
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
            "Times the built-in paper configurations (--config all, the default) or one\n"
            "given with --antennas etc. See the comment at the top of "
-           "apps/mimodet_bench.cc.\n";
+           "bench/mimodet_bench.cc.\n";
 }
 
 } // namespace
