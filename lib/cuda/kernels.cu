@@ -407,10 +407,9 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * once, and the NR slot kernel stalled on instruction fetch. kPassesPerRotation = 2 (E
  * even) makes one iteration of two passes, pass q + t finding its pivot rows in entry t,
  * and then rotates by two entries: half the register moves for twice the code. (Blocks of
- * several warps on grids of a block or so per SM keep invert_in_place: one warp doing the
- * inversion while the others wait at a barrier was slower there, H100, li2015 128x16
- * chol N64 25.7 -> 31.6 us. On compact grids the SM's other blocks fill in, and one warp
- * is faster: the fused kernel.)
+ * several warps on grids of a block or so per SM keep invert_in_place: there no other
+ * block fills in while the others wait at a barrier for one warp. On compact grids the
+ * SM's other blocks do, and one warp is faster: the fused kernel.)
  *
  * Unlike invert_in_place it inverts s A, s = 2^-e (exact) with max_diag (the largest
  * diagonal entry of A) < 2^e, so that every pivot d, a Schur complement, is at most
@@ -420,14 +419,14 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * row k takes c = d - 1 (M_kj - (d - 1) M_kj / d = M_kj / d; at j = k, d - (d - 1)(1 +
  * 1/d) = 1 / d). With 1/d >= ~1 the rounding of 1 + 1/d and of d - 1 costs at most a
  * few units in the last place of the results (unscaled, a pivot of 1e4 would lose four
- * digits of 1/d in 1 + 1/d). H100, against the selects, same run, 3 rounds: NR slot
- * 64x16 chol 60.1 / 60.0 / 60.3 -> 59.1 / 59.8 / 59.1 us, 128x16 86.6-87.0 -> 86.1-86.4.
- * Same pivots up to rounding and the same failure as invert_in_place; m holds G on
- * entry and A^-1 on success, G still on failure. With a `store` (not nullptr), entry
- * (i, j) of A^-1's U x U part also goes to store(i, j, value) from the registers, and
- * *all_finite tells whether every one of them is finite (uniform). Every lane must call
- * it. scripts/kernel-emulation/gj.py emulates it lane by lane against numpy's inverse,
- * at several scales of A and with one and two passes per rotation. */
+ * digits of 1/d in 1 + 1/d). The selects were on the critical path of the NR slot's
+ * one-warp blocks, which all invert at once. Same pivots up to rounding and the same
+ * failure as invert_in_place; m holds G on entry and A^-1 on success, G still on
+ * failure. With a `store` (not nullptr), entry (i, j) of A^-1's U x U part also goes to
+ * store(i, j, value) from the registers, and *all_finite tells whether every one of
+ * them is finite (uniform). Every lane must call it. tests/emulation/test_gauss_jordan.py
+ * emulates it lane by lane against numpy's inverse, at several scales of A and with one
+ * and two passes per rotation. */
 template <int UP, int kPassesPerRotation = 1, typename Store = std::nullptr_t>
 __device__ __forceinline__ bool invert_warp(float2 (*m)[UP + 1],
                                             int U,
@@ -677,12 +676,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
  * and A^-1 goes to p.a from the registers (checked for non-finite entries there; an
  * erased subcarrier's kStatusBad keeps every reader off what it left in p.a) instead of
  * being read back from shared memory by publish_inverse. Larger tiles keep one pass and
- * the read-back: their kernels, bound at 64 registers, spilled more and slowed down (the
- * split itself was not run on a GPU: docs/benchmarks.md). H100, same run, 2 rounds,
- * kernel-only us, against one pass and the read-back for every tile: NR slot 64x16 chol
- * 59.5 / 59.5 -> 58.5 / 58.6, 128x16 87.2 / 87.2 -> 86.9 / 86.1; the target's 128x16
- * tiles of 64 symbols (four warps) 74.6 / 74.5 -> 76.7 / 76.6, and 74.9 / 75.1 with the
- * register store and one pass. */
+ * the read-back: their kernels, bound at 64 registers, spilled more and slowed down. */
 template <int UP, bool kSmallTile>
 __device__ __forceinline__ bool
 finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
@@ -796,11 +790,8 @@ __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
     } else {
         // chol/zf: A^-1 by Gauss-Jordan on the whole block, in blk.g, with the first
         // warp's partial G (summed now) as the pivot scratch. One warp's Cholesky and two
-        // triangular solves per column instead, long dependent chains while the other
-        // warps waited, were slower (H100, same run, kernel-only: li2015 256x32 chol N8
-        // 169.4 -> 90.0 us with three warps, its prepare kernel 146 -> 69 us in Nsight
-        // Compute; with the prepare kernel for 16 users (--fuse off) NR slot 64x16 chol
-        // 111.5 -> 92.8, li2015 128x16 chol N8 41.9 -> 23.8).
+        // triangular solves per column instead were slower: long dependent chains while
+        // the other warps waited.
         finish_channel_block<UP>(
             p, sc, blk.g, &warp_smem[0].g[0][0], blk.scalars, threadIdx.x, blockDim.x);
     }
@@ -1160,17 +1151,14 @@ __host__ __device__ constexpr int min_tile_symbols(int up)
  * symbols or fewer) and for every large tile (32 symbols or more). Large tiles: two
  * buffers of 16 in about the shared memory of one of 32, so that the next chunk's copies
  * overlap the products and as many blocks fit (8 per SM for the 1024 x 64 target, held
- * there by the registers): H100, same run, 3 rounds, target chol 78.7 -> 76.8 us, cg and
- * cr unchanged (87.4 / 90.4 -> 87.1 / 90.4). MIMODET_LARGE_TILE_CHUNK sets it for
- * experiments. Small tiles: a block is a warp or two and its shared memory, not its
- * registers, limits the blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits
- * 24 per SM (the register limit; 20 with two buffers) with chunks of 16 and one buffer,
- * instead of 17 with 32 (A after the buffers). H100, with A in the staging too,
- * against neither in the same run: NR slot 64x16 / 128x16 chol 85.7 / 117.6 -> 82.2 /
- * 113.0 us; cg and cr were as fast or slower with 16 (64x16 cr 80.9 -> 84.7 us).
- * Chunks of 8, double-buffered in about the same shared memory (the scratch spanning
- * both buffers), were slower still (H100, same run: NR 64x16 / 128x16 chol 61.0 / 88.8
- * -> 67.3 / 98.7 us). MIMODET_SMALL_TILE_CHUNK, for experiments, sets that chunk. */
+ * there by the registers). MIMODET_LARGE_TILE_CHUNK sets it for experiments. Small
+ * tiles: a block is a warp or two and its shared memory, not its registers, limits the
+ * blocks per SM: the NR slot 64x16 (3276 one-warp blocks) fits 24 per SM (the register
+ * limit; 20 with two buffers) with chunks of 16 and one buffer, instead of 17 with 32
+ * (A after the buffers). cg/cr keep 32: 16 made them no faster, some slower. Chunks of
+ * 8, double-buffered in about the same shared memory (the scratch spanning both
+ * buffers), were slower still, for a reason not found. MIMODET_SMALL_TILE_CHUNK, for
+ * experiments, sets that chunk. */
 #ifndef MIMODET_LARGE_TILE_CHUNK
 #define MIMODET_LARGE_TILE_CHUNK 16
 #endif
@@ -1200,8 +1188,7 @@ __host__ __device__ constexpr int tile_y_stride(int up, int chunk)
 /*! Whether A [UP][UP + 1] lives in k-group 0's staging (formed there after the antenna
  * loop) rather than after the staging buffers: fused chol/zf, whose inversion reads and
  * writes it there. (Fused cg/cr keep it after the buffers: in staging it let more blocks
- * share an SM and left less L1 for their spills, H100 NR slot 64x16 cr 81.9 -> 85.9 us.)
- */
+ * share an SM, left less L1 for their spills and was slower.) */
 __host__ __device__ constexpr bool tile_a_in_staging(bool fused, bool iterative)
 {
     return fused && !iterative;
@@ -1332,15 +1319,12 @@ TileShape tile_shape(int up,
  * grids let the compiler take up to 255, which is best when the grid is about a block per
  * SM and each block's latency counts, as li2015's 128 subcarriers). An SM sub-partition
  * holds floor(16384 / (32 * registers)) warps: 80 registers give 24 warps per SM, 72 give
- * 28, 64 give 32. What pays (H100, same run, kernel-only us, means of two rounds):
- * - 32 or more symbols: 64 (target 128x16 chol / cg / cr 87.8 / 94.2 / 98.8 against
- *   89.6 / 102.0 / 108.7 with 80).
+ * 28, 64 give 32. What pays:
+ * - 32 or more symbols: 64 (more resident blocks for the 1024 x 64 target than 80 give).
  * - Fewer, chol/zf: 72, so that the NR slot's 3276 one-warp blocks fit in one wave of
- *   132 SMs x 28 instead of 1.03 waves of 24 (NR 64x16 / 128x16 chol 74.2 / 108.7 ->
- *   68.1 / 99.7 with 72, 73.2 / 104.0 with 64).
+ *   132 SMs x 28 instead of 1.03 waves of 24 (64 were slower).
  * - Fewer, cg/cr: 80. Their shared memory (A after the staging) holds them to 17 blocks
- *   per SM anyway (Nsight Compute), so fewer registers only spill more (NR 64x16 cg / cr
- *   76.5 / 82.0 -> 82.8 / 87.2 with 72).
+ *   per SM anyway, so fewer registers only spill more.
  * MIMODET_SMALL_TILE_REGISTERS, for experiments, sets one bound for every small tile. */
 __host__ __device__ constexpr int tile_compact_registers(int symbols, bool iterative)
 {
@@ -1435,10 +1419,8 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     constexpr int C = tile_chunk(S, kCompact, kIterative); // antennas per staged chunk
     /* The L2 fetches 256 bytes around each staged copy of a large tile (32+ symbols), 128
      * around those of a small one, so that the next chunk of the same rows of y (and of
-     * H) is there when its copies come. H100, same run, 2 rounds, against no prefetch:
-     * 256 for every tile took target chol / cg / cr 76.9 / 87.0 / 89.9 -> 75.0 / 85.2 /
-     * 88.5 us but NR slot 64x16 chol 60.9 -> 61.0; 128 took the NR slot 64x16 chol / cg
-     * / cr 60.9 / 66.7 / 72.0 -> 60.3 / 66.3 / 71.6, the target 75.6 / 85.7 / 89.0. */
+     * H) is there when its copies come; 256 bytes did not help the small tiles, 128
+     * helped them and helped the large ones less. */
     constexpr int kL2Prefetch = S >= 32 ? 256 : 128;
     // (the scratch may span both buffers of a k-group: a run-time size)
     const int buffer_items = tile_buffer_items(UP, S, C, kFused, kIterative, buffers);
@@ -1735,9 +1717,8 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         auto* const a_rows = reinterpret_cast<float2(*)[UP + 1]>(a_s);
         /* A compact grid's blocks (several per SM: its other blocks keep the SM busy)
          * leave the inversion to their first warp, even blocks of 128 threads (the
-         * target's; H100, against the block's invert_in_place, two calls of 2 rounds:
-         * target chol 75.2 / 75.1 -> 74.1 / 73.7 us and 74.8 / 75.0 -> 74.6 / 74.2). A
-         * grid of a block or so per SM keeps the block's (li2015: see invert_warp). */
+         * target's): faster than the block's invert_in_place there. A grid of a block or
+         * so per SM keeps the block's (li2015: see invert_warp). */
         constexpr bool kWarpInverts = kCompact && UP <= 16;
         if constexpr (kIterative) {
             if (tid < 32)
@@ -1775,9 +1756,9 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     // ((M v)_u = sum_j conj(M_ju) v_j), v_t the row of symbol grp + G t in zs.
     // With one k-group every symbol is the thread's: no mine() test, whose branch
     // instructions (uniform over a warp, but not known to the compiler) outnumbered the
-    // products in the NR cg profile. H100: li2015 256x32 cg4 52.4 -> 39.0 us, target
-    // 2-3% faster. Testing it once per symbol instead for several k-groups lost 9% at
-    // the NR slot (chol, cr), so several k-groups keep the per-row test.
+    // products in the NR cg profile. Testing it once per symbol instead for several
+    // k-groups was slower at the NR slot (chol, cr), so several k-groups keep the
+    // per-row test.
     auto times_rows = [&](auto& out, int t0) {
         constexpr int N = std::extent_v<std::remove_reference_t<decltype(out)>>;
         if (kgroups == 1) {
@@ -2027,21 +2008,18 @@ void launch_tiled(const EqualizeArgs& args,
                          static_cast<long long>(kCompactBlocksPerSm) * sms;
     // k-groups shorten a block's antenna loop, which pays when there are few blocks to
     // hide it; a compact grid has enough, and one k-group spares the split's sums and
-    // the k-group tests (H100, NR slot 64x16 cg / cr / chol 92.1 / 101.0 / 92.0 -> 76.7 /
-    // 81.8 / 86.6 us, 128x16 136.5 / 150.4 / 135.9 -> 111.0 / 116.5 / 118.8; li2015
-    // 128x16 N8..N32, 128 blocks, 10-40% slower with one k-group). Compact grids of small
-    // tiles also stage smaller chunks (tile_chunk). Same S, so the grid stays.
+    // the k-group tests (small grids, such as li2015's 128 blocks, were slower with one
+    // k-group). Compact grids of small tiles also stage smaller chunks (tile_chunk).
+    // Same S, so the grid stays.
     const TileShape shape =
         compact
             ? tile_shape(UP, given.symbols, args.num_antennas, kIterative, kFused, true)
             : given;
     with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
-        // does not add a wave of blocks (measured on an H100: target cg 137 -> 128 us
-        // with one buffer, chol unchanged), and on compact grids only when it costs no
-        // resident blocks either (H100, same run: NR slot 64x16 / 128x16 chol 78.3 /
-        // 115.1 -> 74.6 / 108.6 us with one buffer, 24 blocks per SM instead of 20,
-        // both two waves).
+        // does not add a wave of blocks, and on compact grids only when it costs no
+        // resident blocks either (the NR slot's one-buffer blocks, 24 per SM instead of
+        // 20, were faster although both took two waves).
         TileShape chosen = shape;
         if (shape.buffers == 2) {
             TileShape single = shape;
@@ -2179,9 +2157,8 @@ void configure_kernels()
  * chunks each warp takes (plus about one chunk's worth for the factorization), and a
  * partial wave of blocks costs a whole block time. So the choice minimizes waves x (1 +
  * chunks per warp), with the blocks per SM from the occupancy calculator; ties go to
- * more warps. On an H100 this picked the fastest of 1, 2 and 4 warps in each measured
- * case (1024 subcarriers x 128 antennas: 2; 3276 x 64: 1; 128 x 128: 4), with the
- * one-warp Cholesky that chol/zf had then; not measured again since. */
+ * more warps. (It picked the fastest of 1, 2 and 4 warps where it was checked, with the
+ * one-warp Cholesky that chol/zf had then; not rechecked since.) */
 template <int UP>
 int choose_prepare_warps(const PrepareArgs& args)
 {
@@ -2251,11 +2228,9 @@ void launch_fused_for(const EqualizeArgs& args,
  * finish_channel_warp, one warp, for up to 16 users on compact grids). With the Cholesky
  * factorization and the two solves per column instead (its registers, 103 against 66
  * per thread for 16 users) the fused kernel was slower than the prepare kernel and the
- * equalize kernel apart (measured on an H100: target 113 -> 129 us, NR slot 64x16 136 ->
- * 170 us). For 17..32 users it was first left to the two kernels; fused, H100, same run:
- * li2015 256x32 chol N4 / N8 / N16 66.0 / 66.7 / 65.6 -> 43.8 / 44.2 / 44.7 us. Calls of
- * 1 or 2 symbols (which otherwise take the direct kernel after the prepare kernel) are
- * fused too: li2015 256x32 chol N2 61.1 -> 43.5 us (H100, same run, 3 rounds). */
+ * equalize kernel apart. With Gauss-Jordan, fusing pays for 17..32 users and for calls
+ * of 1 or 2 symbols too (which otherwise take the direct kernel after the prepare
+ * kernel): one launch and one pass over H. */
 bool fused_supported(std::size_t num_symbols)
 {
     return num_symbols >= 1 && num_symbols <= static_cast<std::size_t>(kMaxTileSymbols);

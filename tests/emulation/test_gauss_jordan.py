@@ -1,8 +1,17 @@
-# Emulates the fused kernel's two Gauss-Jordan inversions in float32 and compares them
-# with numpy's inverse: invert_in_place<UP> (the block: register-owned entries, published
-# pivot row/column, ping-pong buffers) thread by thread, and invert_warp<UP> (one warp:
-# shuffles, entries rotated per pass) lane by lane.
-# Run: /usr/bin/python3 scripts/kernel-emulation/gj.py
+#!/usr/bin/env python3
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Emulates the GPU kernels' two Gauss-Jordan inversions (lib/cuda/kernels.cu) in float32
+# and compares them with numpy's inverse: invert_in_place<UP> (the block: register-owned
+# entries, published pivot row/column, ping-pong buffers) thread by thread, and
+# invert_warp<UP> (one warp: shuffles, entries rotated per pass, A scaled by a power of
+# two) lane by lane, with one and two passes per rotation (bit for bit the same), at
+# scales of A from 2^-40 to 1e12, and a singular A, whose pivot must fail in both.
+# Needs only numpy; ctest runs it (tests/CMakeLists.txt). A failed check exits non-zero.
+import sys
+if not __debug__:
+    sys.exit("the checks are asserts: run without python -O")
 import numpy as np
 rng = np.random.default_rng(1)
 def cf(x): return np.complex64(x)

@@ -1,9 +1,18 @@
-# Emulates the tiled CG and CR of equalize_tiled_kernel (thread (pair, grp, kg) iterating users
-# 2 pair, 2 pair + 1 of the symbols grp + G t with t % KS == kg, p kept in the shared rows,
-# sums over a symbol's users by the thread's two then across the P lanes of the symbol),
-# warp by warp with the __syncwarp phases, in float32; compares x with a float64 CG per
-# symbol (li2015 Algorithm 1 as iterate() runs it).
-# Run: /usr/bin/python3 scripts/kernel-emulation/cg_cr.py
+#!/usr/bin/env python3
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Emulates the tiled CG and CR of equalize_tiled_kernel (lib/cuda/kernels.cu): thread
+# (pair, grp, kg) iterating users 2 pair, 2 pair + 1 of the symbols grp + G t with
+# t % KS == kg, p (CG) or r (CR) kept in the shared rows, sums over a symbol's users by
+# the thread's two then across the P lanes of the symbol, warp by warp with the
+# __syncwarp phases, in float32; compares x with a float64 CG (li2015 Algorithm 1, as
+# iterate() runs it) and CR (broumas2023) per symbol, over tile shapes, user counts and
+# k-groups. Needs only numpy; ctest runs it (tests/CMakeLists.txt). A failed check exits
+# non-zero.
+import sys
+if not __debug__:
+    sys.exit("the checks are asserts: run without python -O")
 import numpy as np
 rng = np.random.default_rng(3)
 def step(num, den):
