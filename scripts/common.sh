@@ -85,8 +85,8 @@ choose_cuda() {
       archs=$fallback_archs
     else
       CUDA_ARGS=(-DENABLE_CUDA=OFF)
-      log "CUDA: toolkit found but no GPU, CPU-only build (MIMODET_CUDA=on builds the kernels" \
-          "for sm_75..sm_90: about 15 more minutes on 2 cores)"
+      log "CUDA: toolkit found but no GPU, CPU-only build (MIMODET_CUDA=on also builds the" \
+          "GPU kernels, for sm_75..sm_90: several times longer)"
       return
     fi ;;
   *) echo "MIMODET_CUDA must be auto, on or off, not '$MIMODET_CUDA'" >&2; exit 1 ;;

@@ -23,8 +23,8 @@ bool gpu_available(std::string* why_not)
     return cuda::device_count(why_not) > 0;
 #else
     if (why_not)
-        *why_not = "this build of gr-mimodet has no CUDA backend (no CUDA toolkit at "
-                   "build time)";
+        *why_not = "this build of gr-mimodet has no CUDA backend (built without a CUDA "
+                   "toolkit, or with ENABLE_CUDA=OFF)";
     return false;
 #endif
 }
