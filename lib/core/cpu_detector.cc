@@ -5,8 +5,9 @@
  */
 
 #include "cpu_detector.h"
-#include <Eigen/Cholesky>
-#include <Eigen/Dense>
+#include "mmse/cholesky.h"
+#include "mmse/iterative.h"
+#include "mmse/linear_algebra.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -16,58 +17,13 @@ namespace mimodet {
 
 namespace {
 
-using MatrixC = Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic>;
-using MatrixCRow = Eigen::Matrix<cf32, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using mmse::all_finite;
+using mmse::MatrixC;
+using mmse::MatrixCRow;
 
-//! Largest post-equalization SINR we report; keeps LLRs finite when N0 -> 0.
-constexpr float kMaxSinr = 1e7f;
-//! Relative diagonal loading for a singular or ill-conditioned A (fraction of mean diag
-//! G).
-constexpr float kLoading = 1e-5f;
-//! A Cholesky pivot below this fraction of the largest diagonal entry counts as singular.
-constexpr float kMinPivotRatio = 1e-6f;
 //! Symbols equalized together per subcarrier (columns of one matrix product); bounds the
 //! per-thread scratch and keeps it in L1/L2.
 constexpr std::size_t kSymbolChunk = 64;
-
-bool all_finite(const cf32* v, std::size_t n)
-{
-    for (std::size_t i = 0; i < n; ++i)
-        if (!std::isfinite(v[i].real()) || !std::isfinite(v[i].imag()))
-            return false;
-    return true;
-}
-
-//! Cholesky that refuses near-singular pivots (Eigen's LLT accepts tiny positive ones).
-bool robust_llt(const MatrixC& a, Eigen::LLT<MatrixC>& llt)
-{
-    llt.compute(a); // reads the lower triangle only
-    if (llt.info() != Eigen::Success)
-        return false;
-    const float max_diag = a.diagonal().real().maxCoeff();
-    const auto l_diag = llt.matrixLLT().diagonal().real();
-    if (!(max_diag > 0.0f) || !l_diag.allFinite())
-        return false;
-    return l_diag.minCoeff() * l_diag.minCoeff() >= kMinPivotRatio * max_diag;
-}
-
-//! A user whose channel energy G_uu is below this fraction of the strongest user's on the
-//! subcarrier has no usable channel (float32 cannot tell it from zero): its LLRs are 0.
-constexpr float kMinUserGain = 1e-6f;
-
-//! li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 + rho) with Es = 1.
-inline void approximate_sinr(float g_uu, float n0, float& rho, float& inv_lambda)
-{
-    rho = n0 > 0.0f ? std::min(g_uu / n0, kMaxSinr) : kMaxSinr;
-    inv_lambda = (1.0f + rho) / rho;
-}
-
-//! rho = 0 and 1/lambda = 0 make every LLR of the user exactly 0 (an erasure).
-inline void erase_user(float& rho, float& inv_lambda)
-{
-    rho = 0.0f;
-    inv_lambda = 0.0f;
-}
 
 } // namespace
 
@@ -120,83 +76,40 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
     MatrixC a = MatrixC::Zero(u, u);
     a.selfadjointView<Eigen::Lower>().rankUpdate(h.adjoint());
     const Eigen::VectorXf gram_diag = a.diagonal().real();
-    const float max_gain = gram_diag.maxCoeff();
-    if (!(max_gain > 0.0f))
+    if (!(gram_diag.maxCoeff() > 0.0f))
         return; // H = 0: nothing to detect on this subcarrier
-    auto user_usable = [&](std::size_t k) {
-        return gram_diag(static_cast<Eigen::Index>(k)) > kMinUserGain * max_gain;
-    };
     float* rho = d_rho.data() + sc * u;
     float* inv_lambda = d_inv_lambda.data() + sc * u;
     const DetectorMode mode = d_config.mode;
 
     if (mode == DetectorMode::cg || mode == DetectorMode::cr) {
+        // CG/CR keep H and A and iterate per symbol (lib/core/mmse/iterative.h).
         std::copy(h_sc, h_sc + b * u, d_channel.data() + d_dims.channel_index(sc, 0, 0));
-        Eigen::Map<MatrixC> a_full(d_gram.data() + sc * u * u, u, u);
-        a_full = a.selfadjointView<Eigen::Lower>();
-        a_full.diagonal().array() += d_n0;
-        for (std::size_t k = 0; k < u; ++k) {
-            if (user_usable(k)) {
-                approximate_sinr(
-                    gram_diag(static_cast<Eigen::Index>(k)), d_n0, rho[k], inv_lambda[k]);
-            } else {
-                erase_user(rho[k], inv_lambda[k]);
-                ++unusable_users;
-            }
-        }
-        d_bad[sc] = a_full.allFinite() ? 0 : 1;
+        const bool finite =
+            mmse::iterative_coefficients(a,
+                                         gram_diag,
+                                         d_n0,
+                                         Eigen::Map<MatrixC>(d_gram.data() + sc * u * u, u, u),
+                                         rho,
+                                         inv_lambda,
+                                         unusable_users);
+        d_bad[sc] = finite ? 0 : 1;
         return;
     }
-
-    // chol and zf: factorise A once and keep W = A^-1 H^H (two triangular solves, no
-    // explicit inverse) and the exact per-user SINR.
-    float load = mode == DetectorMode::chol ? d_n0 : 0.0f; // A = G + load I
-    a.diagonal().array() += load;
-    Eigen::LLT<MatrixC> llt;
-    if (!robust_llt(a, llt)) {
-        a.diagonal().array() += kLoading * gram_diag.mean();
-        load += kLoading * gram_diag.mean();
-        regularized = true;
-        if (!robust_llt(a, llt))
-            return;
-    }
-    Eigen::Map<MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
-    w = llt.solve(h.adjoint());
-    if (!w.allFinite())
-        return;
-    // 1 - lambda_k = load [A^-1]_kk (A^-1 G = I - load A^-1): without the cancellation of
-    // 1 - (W H)_kk, which loses most digits at high SNR where lambda_k -> 1.
-    const Eigen::VectorXf inv_diag =
-        mode == DetectorMode::chol
-            ? Eigen::VectorXf(llt.solve(MatrixC::Identity(u, u)).diagonal().real())
-            : Eigen::VectorXf();
-    for (std::size_t k = 0; k < u; ++k) {
-        const auto row = static_cast<Eigen::Index>(k);
-        if (!user_usable(k)) {
-            erase_user(rho[k], inv_lambda[k]);
-            ++unusable_users;
-            continue;
-        }
-        if (mode == DetectorMode::zf) {
-            // Post-ZF noise of user k: N0 |w_k|^2 (= N0 [G^-1]_kk without loading).
-            const float noise = d_n0 * w.row(row).squaredNorm();
-            rho[k] = noise > 0.0f ? std::min(1.0f / noise, kMaxSinr) : kMaxSinr;
-            inv_lambda[k] = 1.0f;
-            continue;
-        }
-        // lambda_k = diag(A^-1 G)_k = (W H)_kk = 1 - load [A^-1]_kk is real; rho = lambda
-        // / (1 - lambda), Es = 1.
-        const float one_minus = load * inv_diag(row);
-        const float lambda = 1.0f - one_minus;
-        if (!(lambda > 0.0f) || !std::isfinite(lambda)) {
-            erase_user(rho[k], inv_lambda[k]);
-            ++unusable_users;
-            continue;
-        }
-        rho[k] = one_minus > lambda / kMaxSinr ? lambda / one_minus : kMaxSinr;
-        inv_lambda[k] = 1.0f / lambda;
-    }
-    d_bad[sc] = 0;
+    // chol and zf keep W = A^-1 H^H and the exact per-user SINR (lib/core/mmse/cholesky.h).
+    const auto kind =
+        mode == DetectorMode::zf ? mmse::DirectKind::zero_forcing : mmse::DirectKind::mmse;
+    if (mmse::cholesky_coefficients(h,
+                                    a,
+                                    gram_diag,
+                                    d_n0,
+                                    kind,
+                                    Eigen::Map<MatrixCRow>(d_equalizer.data() + sc * u * b, u, b),
+                                    rho,
+                                    inv_lambda,
+                                    regularized,
+                                    unusable_users))
+        d_bad[sc] = 0;
 }
 
 void CpuDetector::set_channel(const cf32* h, float n0)
@@ -252,8 +165,8 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
      * columns together with a step size per column. */
 #pragma omp parallel num_threads(d_threads) reduction(+ : bad_samples)
     {
-        MatrixC x, y_mf, r, p, s, m, e;
-        Eigen::RowVectorXf rr, rr_next, alpha, beta;
+        MatrixC x, y_mf;
+        mmse::IterativeScratch scratch;
         std::vector<std::uint8_t> column_bad;
 #pragma omp for schedule(static)
         for (std::size_t sc = 0; sc < nsc; ++sc) {
@@ -294,59 +207,10 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
                         d_channel.data() + d_dims.channel_index(sc, 0, 0), b, u);
                     Eigen::Map<const MatrixC> a(d_gram.data() + sc * u * u, u, u);
                     y_mf.noalias() = h.adjoint() * y_sc;
-                    x.setZero(u, cols);
-                    r = y_mf;
-                    p = r;
-                    // A column that has converged (or broken down) gets step 0 from then
-                    // on.
-                    auto step = [](float num, float den) {
-                        return (num > 0.0f && den > 0.0f) ? num / den : 0.0f;
-                    };
-                    if (mode == DetectorMode::cg) {
-                        // li2015 Algorithm 1, lines 7-14, one column per symbol.
-                        rr = r.colwise().squaredNorm();
-                        for (unsigned i = 0; i < iterations; ++i) {
-                            s.noalias() = a * p;
-                            alpha =
-                                (p.conjugate().cwiseProduct(s)).colwise().sum().real();
-                            for (Eigen::Index k = 0; k < cols; ++k)
-                                alpha(k) = step(rr(k), alpha(k)); // rr / (t^H A t)
-                            x += p * alpha.asDiagonal();
-                            r -= s * alpha.asDiagonal();
-                            rr_next = r.colwise().squaredNorm();
-                            beta.resize(cols);
-                            for (Eigen::Index k = 0; k < cols; ++k)
-                                beta(k) =
-                                    alpha(k) > 0.0f ? step(rr_next(k), rr(k)) : 0.0f;
-                            p = r + p * beta.asDiagonal();
-                            rr = rr_next;
-                        }
-                    } else {
-                        // broumas2023 Figure 4: one matrix product A r per iteration.
-                        m.noalias() = a * r;
-                        e = m;
-                        rr = (r.conjugate().cwiseProduct(m))
-                                 .colwise()
-                                 .sum()
-                                 .real(); // (r, Ar)
-                        for (unsigned i = 0; i < iterations; ++i) {
-                            alpha = e.colwise().squaredNorm();
-                            for (Eigen::Index k = 0; k < cols; ++k)
-                                alpha(k) = step(rr(k), alpha(k)); // (r, Ar) / |Ap|^2
-                            x += p * alpha.asDiagonal();
-                            r -= e * alpha.asDiagonal();
-                            m.noalias() = a * r;
-                            rr_next =
-                                (r.conjugate().cwiseProduct(m)).colwise().sum().real();
-                            beta.resize(cols);
-                            for (Eigen::Index k = 0; k < cols; ++k)
-                                beta(k) =
-                                    alpha(k) > 0.0f ? step(rr_next(k), rr(k)) : 0.0f;
-                            p = r + p * beta.asDiagonal();
-                            e = m + e * beta.asDiagonal();
-                            rr = rr_next;
-                        }
-                    }
+                    if (mode == DetectorMode::cg)
+                        mmse::conjugate_gradient(a, y_mf, iterations, x, scratch);
+                    else
+                        mmse::conjugate_residual(a, y_mf, iterations, x, scratch);
                 }
                 const float* rho = d_rho.data() + sc * u;
                 const float* inv_lambda = d_inv_lambda.data() + sc * u;
