@@ -284,6 +284,125 @@ OfdmReceiver::OfdmReceiver(const OfdmConfig& config)
 OfdmReceiver::~OfdmReceiver() = default;
 const OfdmConfig& OfdmReceiver::config() const { return d_impl->ofdm; }
 
+namespace {
+
+//! The B antenna streams of one receive() call, as the steps below read them.
+struct Samples {
+    const std::vector<const cf32*>& antennas;
+};
+
+/*! Step 1 (coarse timing), Schmidl & Cox over all antennas: the preamble body has two
+ * identical halves, so P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks across the CP
+ * plateau. d is the body's first sample; a frame starts cp earlier. Also the energies of
+ * the two halves. */
+void schmidl_cox(const Samples& x,
+                 std::size_t half,
+                 std::size_t d,
+                 std::complex<double>& p,
+                 double& first,
+                 double& second)
+{
+    p = 0.0;
+    first = second = 0.0;
+    for (const cf32* antenna : x.antennas) {
+        const cf32* r = antenna + d;
+        for (std::size_t k = 0; k < half; ++k) {
+            p += std::complex<double>(std::conj(r[k]) * r[k + half]);
+            first += std::norm(r[k]);
+            second += std::norm(r[k + half]);
+        }
+    }
+}
+
+/*! The metric |P|^2 / (R1 R2), R1 and R2 the energies of the two halves: at most 1
+ * (Cauchy-Schwarz), reached on the plateau; normalized by the second half's energy alone
+ * (R2^2) it would also rise where a burst ends (a strong first half over a noise-only
+ * second half). */
+double schmidl_cox_metric(const Samples& x, std::size_t half, std::size_t d)
+{
+    std::complex<double> p;
+    double first, second;
+    schmidl_cox(x, half, d, p, first, second);
+    return first * second > 0.0 ? std::norm(p) / (first * second) : 0.0;
+}
+
+//! The carrier offset in subcarrier spacings from P: half a body apart, the offset turns
+//! the phase by 2 pi cfo L / N = pi cfo, so |cfo| < 1.
+double cfo_of(const std::complex<double>& p) { return std::arg(p) / (kTwoPi / 2.0); }
+
+/*! Step 2 (fine timing): cross-correlation with the known preamble body (the coarse CFO
+ * turned into `reference`) for bodies from `from` to `to`; the strongest. */
+std::size_t fine_timing(const Samples& x,
+                        const std::vector<cf32>& preamble_time,
+                        double cfo,
+                        std::vector<std::complex<double>>& reference,
+                        std::size_t from,
+                        std::size_t to,
+                        std::size_t coarse)
+{
+    const std::size_t N = preamble_time.size();
+    const double step = -kTwoPi * cfo / double(N);
+    reference.resize(N);
+    for (std::size_t k = 0; k < N; ++k) {
+        const double ph = step * double(k);
+        reference[k] = std::conj(std::complex<double>(preamble_time[k])) *
+                       std::complex<double>(std::cos(ph), std::sin(ph));
+    }
+    double best = -1.0;
+    std::size_t body = coarse;
+    for (std::size_t d = from; d <= to; ++d) {
+        double sum = 0.0;
+        for (const cf32* antenna : x.antennas) {
+            std::complex<double> c = 0.0;
+            const cf32* r = antenna + d;
+            for (std::size_t k = 0; k < N; ++k)
+                c += reference[k] * std::complex<double>(r[k]);
+            sum += std::norm(c);
+        }
+        if (sum > best) {
+            best = sum;
+            body = d;
+        }
+    }
+    return body;
+}
+
+/*! Step 5 (channel estimate) on one antenna: least squares on each user's pilot comb,
+ * linear interpolation (and extrapolation at the edges) over the used subcarriers. The
+ * early FFT window turns bin k by e^{-j 2 pi k advance / N}, a steep known ramp: it is
+ * taken out before interpolating and put back after, so that the interpolation sees only
+ * the channel's own slope. `grid`: the pilot symbol's FFT; writes h[i][b][u]. */
+void estimate_channel(const OfdmConfig& o,
+                      const std::vector<cf32>& grid,
+                      const std::vector<cf32>& ramp,
+                      std::size_t b,
+                      std::vector<cf32>& h)
+{
+    const std::size_t nsc = o.num_subcarriers, U = o.num_users, B = o.num_antennas;
+    for (std::size_t u = 0; u < U; ++u) {
+        std::vector<std::size_t> at;
+        std::vector<cf32> ls;
+        for (std::size_t i = u; i < nsc; i += U) {
+            at.push_back(i);
+            ls.push_back(grid[o.bin_of(i)] / (pilot_value(o, i) * ramp[i]));
+        }
+        for (std::size_t i = 0; i < nsc; ++i) {
+            // the comb segment [j, j+1] around i (the first or last for the edges)
+            std::size_t j = i <= at.front() ? 0 : (i - at.front()) / U;
+            if (j + 1 >= at.size())
+                j = at.size() >= 2 ? at.size() - 2 : 0;
+            cf32 v = ls[j];
+            if (at.size() >= 2) {
+                const float t = (float(i) - float(at[j])) / float(at[j + 1] - at[j]);
+                v = ls[j] + t * (ls[j + 1] - ls[j]);
+            }
+            h[(i * B + b) * U + u] = v * ramp[i];
+        }
+    }
+}
+
+} // namespace
+
 bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
                            std::size_t samples,
                            OfdmReception& out,
@@ -292,7 +411,7 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     Impl& m = *d_impl;
     const OfdmConfig& o = m.ofdm;
     const std::size_t N = o.fft_size, L = N / 2, cp = o.cp_length;
-    const std::size_t nsc = o.num_subcarriers, U = o.num_users, nd = o.num_data_symbols;
+    const std::size_t nsc = o.num_subcarriers, nd = o.num_data_symbols;
     const std::size_t B = antennas.size();
     if (B != o.num_antennas)
         throw std::invalid_argument("OFDM receiver: " + std::to_string(B) +
@@ -304,46 +423,24 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
             *resume = 0;
         return false;
     }
+    const Samples x{ antennas };
     const std::size_t last_start = samples - frame;
     const std::size_t last_body = last_start + cp; // of the last frame that fits
     const std::size_t last_metric = samples - N;   // the last body the samples cover
 
-    // Schmidl & Cox over all antennas: the preamble body has two identical halves, so
-    // P(d) = sum_b sum_m conj(r[d+m]) r[d+m+L] peaks across the CP plateau. d is the
-    // body's first sample; a frame starts cp earlier. The metric |P|^2 / (R1 R2), R1 and
-    // R2 the energies of the two halves, is at most 1 (Cauchy-Schwarz) and reaches it on
-    // the plateau; normalized by the second half's energy alone (R2^2) it also rises
-    // where a burst ends (a strong first half over a noise-only second half).
-    auto correlate =
-        [&](std::size_t d, std::complex<double>& p, double& first, double& second) {
-            p = 0.0;
-            first = second = 0.0;
-            for (std::size_t b = 0; b < B; ++b) {
-                const cf32* r = antennas[b] + d;
-                for (std::size_t k = 0; k < L; ++k) {
-                    p += std::complex<double>(std::conj(r[k]) * r[k + L]);
-                    first += std::norm(r[k]);
-                    second += std::norm(r[k + L]);
-                }
-            }
-        };
-    auto metric_at = [&](std::size_t d) {
-        std::complex<double> p;
-        double first, second;
-        correlate(d, p, first, second);
-        return first * second > 0.0 ? std::norm(p) / (first * second) : 0.0;
-    };
-    // The first frame of the samples: the search arms where the metric first reaches
-    // kPreambleDetectMetric and takes the peak within one symbol from there, so a later,
-    // stronger frame is left for the next call. A frame that overlaps the samples before
-    // the search (its body before search_from) is skipped and the search goes on after
-    // it; one that the end of the samples cuts is left for a call with more of them.
+    // Steps 1 and 2 on the first frame of the samples: the search arms where the metric
+    // first reaches kPreambleDetectMetric and takes the peak within one symbol from there,
+    // so a later, stronger frame is left for the next call. A frame that overlaps the
+    // samples before the search (its body before search_from) is skipped and the search
+    // goes on after it; one that the end of the samples cuts is left for a call with more
+    // of them.
     std::size_t search_from = cp, coarse = 0, body = 0;
     std::complex<double> p;
-    double first, second, cfo = 0.0;
+    double first, second;
     for (;;) {
         std::size_t crossing = search_from;
-        while (crossing <= last_body && metric_at(crossing) < kPreambleDetectMetric)
+        while (crossing <= last_body &&
+               schmidl_cox_metric(x, L, crossing) < kPreambleDetectMetric)
             ++crossing;
         if (crossing > last_body) { // no two-halves structure stands out of the noise
             if (resume)
@@ -354,45 +451,23 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         const std::size_t peak_last =
             std::min(crossing + o.symbol_samples(), last_metric);
         for (std::size_t d = crossing; d <= peak_last; ++d) {
-            const double metric = metric_at(d);
+            const double metric = schmidl_cox_metric(x, L, d);
             if (metric > best_metric) {
                 best_metric = metric;
                 coarse = d;
             }
         }
-        correlate(coarse, p, first, second);
-        // Half a body apart, the offset turns the phase by 2 pi cfo L / N = pi cfo.
-        cfo = std::arg(p) / (kTwoPi / 2.0); // subcarrier spacings, |cfo| < 1
-        const double step = -kTwoPi * cfo / double(N);
-
-        // Fine timing: cross-correlation with the known preamble body around the
-        // plateau; then the FFT window starts cp/2 early, so that with the strongest path
-        // anywhere in a delay spread up to cp/2 no path reaches into the next symbol (the
-        // channel estimate absorbs the phase ramp).
-        double best = -1.0;
-        body = coarse;
-        const std::size_t from = coarse > cp ? coarse - cp : 0;
-        const std::size_t to = std::min(coarse + cp, last_metric);
-        m.reference.resize(N);
-        for (std::size_t k = 0; k < N; ++k) {
-            const double ph = step * double(k);
-            m.reference[k] = std::conj(std::complex<double>(m.preamble_time[k])) *
-                             std::complex<double>(std::cos(ph), std::sin(ph));
-        }
-        for (std::size_t d = from; d <= to; ++d) {
-            double sum = 0.0;
-            for (std::size_t b = 0; b < B; ++b) {
-                std::complex<double> c = 0.0;
-                const cf32* r = antennas[b] + d;
-                for (std::size_t k = 0; k < N; ++k)
-                    c += m.reference[k] * std::complex<double>(r[k]);
-                sum += std::norm(c);
-            }
-            if (sum > best) {
-                best = sum;
-                body = d;
-            }
-        }
+        schmidl_cox(x, L, coarse, p, first, second);
+        // Fine timing around the plateau; then the FFT window starts cp/2 early, so that
+        // with the strongest path anywhere in a delay spread up to cp/2 no path reaches
+        // into the next symbol (the channel estimate absorbs the phase ramp).
+        body = fine_timing(x,
+                           m.preamble_time,
+                           cfo_of(p),
+                           m.reference,
+                           coarse > cp ? coarse - cp : 0,
+                           std::min(coarse + cp, last_metric),
+                           coarse);
         if (body > last_body) { // cut by the end of the samples: again with more
             if (resume)
                 *resume = crossing - cp;
@@ -405,14 +480,14 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
     out.next_start = coarse + frame - 2 * cp;
     const std::size_t start = body - cp; // the frame's first sample
     const std::size_t advance = window_advance(o);
-    // The CFO again from the window the FFTs will use: free of the neighbouring symbols,
-    // unlike the coarse position, which may reach into the pilot symbol.
-    correlate(body - advance, p, first, second);
-    const double cfo_fine = std::arg(p) / (kTwoPi / 2.0);
+    // Step 3: the CFO again from the window the FFTs will use: free of the neighbouring
+    // symbols, unlike the coarse position, which may reach into the pilot symbol.
+    schmidl_cox(x, L, body - advance, p, first, second);
+    const double cfo_fine = cfo_of(p);
     const double step_fine = -kTwoPi * cfo_fine / double(N);
 
-    // FFT of symbol s (0 preamble, 1 pilots, 2.. data) of antenna b, CFO removed with the
-    // phase counted from the frame start (common to all symbols, absorbed by H).
+    // Step 4: FFT of symbol s (0 preamble, 1 pilots, 2.. data) of antenna b, CFO removed
+    // with the phase counted from the frame start (common to all symbols, absorbed by H).
     auto symbol_fft = [&](std::size_t b, std::size_t s, std::vector<cf32>& grid) {
         const std::size_t first = start + s * o.symbol_samples() + cp - advance;
         m.window.resize(N);
@@ -424,38 +499,16 @@ bool OfdmReceiver::receive(const std::vector<const cf32*>& antennas,
         m.fft.forward(m.window.data(), grid);
     };
 
-    // Least squares on each user's comb, linear interpolation (and extrapolation at the
-    // edges) over the used subcarriers. The early window turns bin k by
-    // e^{-j 2 pi k advance / N}, a steep known ramp: it is taken out before interpolating
-    // and put back after, so that the interpolation sees only the channel's own slope.
+    // Step 5: the channel from the pilot symbol.
     const std::vector<cf32> ramp = window_ramp(o);
     std::vector<cf32>& grid = m.grid;
-    out.h.assign(nsc * B * U, cf32(0.0f, 0.0f));
+    out.h.assign(nsc * B * o.num_users, cf32(0.0f, 0.0f));
     for (std::size_t b = 0; b < B; ++b) {
         symbol_fft(b, 1, grid);
-        for (std::size_t u = 0; u < U; ++u) {
-            std::vector<std::size_t> at;
-            std::vector<cf32> ls;
-            for (std::size_t i = u; i < nsc; i += U) {
-                at.push_back(i);
-                ls.push_back(grid[o.bin_of(i)] / (pilot_value(o, i) * ramp[i]));
-            }
-            for (std::size_t i = 0; i < nsc; ++i) {
-                // the comb segment [j, j+1] around i (the first or last for the edges)
-                std::size_t j = i <= at.front() ? 0 : (i - at.front()) / U;
-                if (j + 1 >= at.size())
-                    j = at.size() >= 2 ? at.size() - 2 : 0;
-                cf32 v = ls[j];
-                if (at.size() >= 2) {
-                    const float t = (float(i) - float(at[j])) / float(at[j + 1] - at[j]);
-                    v = ls[j] + t * (ls[j + 1] - ls[j]);
-                }
-                out.h[(i * B + b) * U + u] = v * ramp[i];
-            }
-        }
+        estimate_channel(o, grid, ramp, b, out.h);
     }
 
-    // Data symbols into [N_data][N_sc][B]; N0 from the unused bins (not DC).
+    // Step 6: data symbols into [N_data][N_sc][B]; N0 from the unused bins (not DC).
     std::vector<bool> used(N, false);
     for (std::size_t i = 0; i < nsc; ++i)
         used[o.bin_of(i)] = true;
