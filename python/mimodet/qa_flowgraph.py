@@ -31,7 +31,7 @@ class qa_flowgraph(gr_unittest.TestCase):
             self.assertEqual(meter.bit_errors(), 0, mode)
 
     def test_002_128x16_16qam_low_snr(self):
-        # Semi-analytic MMSE BER at -3 dB is about 0.15 for 128x16 16-QAM (tests/test_ber.cc
+        # Semi-analytic MMSE BER at -3 dB is about 0.15 for 128x16 16-QAM (tests/core/test_ber.cc
         # checks it to 8%); here the flowgraph must give the same within Monte-Carlo noise.
         meter = self.run_chain(128, 16, 128, "16qam", "chol", -3.0, 4)
         self.assertGreater(meter.ber(), 0.12)

@@ -155,7 +155,7 @@ double expect_llrs_of_cpu_detector(const ChainRun& gpu,
             }
         }
     }
-    // The GPU detector's own bound against the CPU (tests/test_cuda_detector.cc).
+    // The GPU detector's own bound against the CPU (tests/cuda/test_cuda_detector.cc).
     EXPECT_LT(worst, 2e-3) << what;
     EXPECT_EQ(disagree, 0u) << what;
     return bits ? double(errors) / double(bits) : 0.0;
