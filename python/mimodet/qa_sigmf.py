@@ -215,37 +215,30 @@ class qa_sigmf(gr_unittest.TestCase):
         self.assertEqual(c.num_samples, 100)  # the first chunk is kept, readable
         np.testing.assert_allclose(c.samples, x, atol=c.scale)
 
-    def test_011_rx_time_gaps_survive_record_and_replay(self):
-        # UHD tags the first sample and the first after an overflow with rx_time;
-        # sigmf_sink keeps them as capture segments, sigmf_source puts them back.
-        import pmt
+    def test_011_segments_record_gaps_and_the_source_replays_one(self):
+        # Where a recording lost samples (n310.contiguous_segments of UHD's rx_time tags)
+        # is kept as capture segments; sigmf_source replays one stretch at a time.
         x = random_channels(2, 3000, 11)
-
-        def rx_time(offset, secs, frac):
-            return gr.tag_utils.python_to_tag((offset, pmt.intern("rx_time"),
-                                               pmt.make_tuple(pmt.from_uint64(secs),
-                                                              pmt.from_double(frac))))
-        tags = [rx_time(0, 7, 0.25), rx_time(1200, 7, 0.5)]
-        tb = gr.top_block()
-        sink = sigmf.sigmf_sink(self.path("gaps"), 2, 1e4, 1e9)
-        tb.connect(blocks.vector_source_c(x[0].tolist(), False, 1, tags), (sink, 0))
-        tb.connect(blocks.vector_source_c(x[1].tolist()), (sink, 1))
-        tb.run()
+        sigmf.write_capture(self.path("gaps"), x, 1e4, 1e9)
+        sigmf.write_segments(self.path("gaps"), [(0, 1200, 0), (1200, 3000, 37)])
         meta = sigmf.read_metadata(self.path("gaps"))
-        self.assertEqual([(c["core:sample_start"], c[sigmf.RX_TIME_KEY])
-                          for c in meta["captures"]], [(0, [7, 0.25]), (1200, [7, 0.5])])
+        self.assertEqual([(c["core:sample_start"], c.get(sigmf.LOST_KEY, 0))
+                          for c in meta["captures"]], [(0, 0), (1200, 37)])
+        self.assertEqual(sigmf.segments(meta, 3000), [(0, 1200, 0), (1200, 3000, 37)])
         tb = gr.top_block()
-        src = sigmf.sigmf_source(self.path("gaps"))
+        src = sigmf.sigmf_source(self.path("gaps"), first=1200, count=1800)
         snks = [blocks.vector_sink_c(), blocks.vector_sink_c()]
         for ch in range(2):
             tb.connect((src, ch), snks[ch])
         tb.run()
-        got = [(t.offset, pmt.to_python(t.value)) for t in snks[0].tags()]
-        self.assertEqual(got, [(0, (7, 0.25)), (1200, (7, 0.5))])
         for ch in range(2):
-            np.testing.assert_array_equal(np.array(snks[ch].data(), np.complex64), x[ch])
-        self.assertEqual(len(snks[1].tags()), 0)
-
+            np.testing.assert_array_equal(np.array(snks[ch].data(), np.complex64),
+                                          x[ch, 1200:])
+        meta["captures"][1]["core:sample_start"] = 5000
+        with self.assertRaisesRegex(ValueError, "not an increasing sample"):
+            sigmf.segments(meta, 3000)
+        self.assertEqual(sigmf.segments(sigmf.read_metadata(self.path("gaps")), 3000)[0],
+                         (0, 1200, 0))
 
 if __name__ == "__main__":
     gr_unittest.run(qa_sigmf)

@@ -28,10 +28,10 @@ In a flowgraph, ``sigmf_source`` replays a capture (one complex output per chann
 recorded rate or as fast as possible) and ``sigmf_sink`` records one; both stream through
 files, in bounded memory, whatever the capture's length.
 
-Lost samples: ``sigmf_sink`` turns UHD's ``rx_time`` tags (the first sample's time, and
-the time after each overflow) into capture segments (``core:sample_start`` and
-``mimodet:rx_time`` = [full seconds, fractional seconds]), and ``sigmf_source`` turns such
-segments back into ``rx_time`` tags on its first output, where the receive chain reads them.
+Lost samples: ``write_segments`` records where a recording was interrupted (from UHD's
+``rx_time`` tags, after the recording flowgraph has run) as capture segments with
+``mimodet:lost_samples``; ``segments`` reads them back, and ``sigmf_source`` replays one
+stretch at a time (``first``, ``count``), so that no frame is assembled across a gap.
 """
 
 import json
@@ -39,7 +39,6 @@ import os
 import datetime
 
 import numpy as np
-import pmt
 from gnuradio import blocks, gr
 
 SIGMF_VERSION = "1.0.0"
@@ -276,71 +275,48 @@ class sigmf_sink(gr.hier_block2):
             for ch in range(channels):
                 self.connect((self, ch), (self.interleave, ch))
             self.connect(self.interleave, self.file)
-        # UHD's rx_time tags (the first sample's time, and the time after each overflow)
-        # become capture segments, so that a replay knows where samples were lost.
-        self.rx_times = _rx_time_recorder(itemsize, meta_path, meta)
-        self.connect((self, 0), self.rx_times)
 
 
-RX_TIME_KEY = "mimodet:rx_time"
+LOST_KEY = "mimodet:lost_samples"
 
 
-class _rx_time_recorder(gr.sync_block):
-    """Reads the rx_time tags of a stream; when the flowgraph stops, writes one SigMF
-    capture segment per tag (core:sample_start, and the time as mimodet:rx_time
-    [full seconds, fractional seconds], UHD's own split, which keeps sub-sample precision)
-    into the capture's metadata file."""
-
-    def __init__(self, itemsize, meta_path, meta):
-        dtype = np.complex64 if itemsize == 8 else np.uint32
-        gr.sync_block.__init__(self, "mimodet_rx_time_recorder", in_sig=[dtype], out_sig=[])
-        self.meta_path = meta_path
-        self.meta = meta
-        self.times = []
-
-    def work(self, input_items, output_items):
-        n = len(input_items[0])
-        for t in self.get_tags_in_window(0, 0, n):
-            if pmt.symbol_to_string(t.key) == "rx_time":
-                self.times.append((int(t.offset), int(pmt.to_uint64(pmt.tuple_ref(t.value, 0))),
-                                   float(pmt.to_double(pmt.tuple_ref(t.value, 1)))))
-        return n
-
-    def stop(self):
-        if self.times:
-            first = self.meta["captures"][0]
-            segments = [] if self.times[0][0] == 0 else [dict(first)]
-            for offset, secs, frac in self.times:
-                seg = dict(first)
-                seg["core:sample_start"] = offset
-                seg[RX_TIME_KEY] = [secs, frac]
-                segments.append(seg)
-            self.meta["captures"] = segments
-            with open(self.meta_path, "w") as f:
-                json.dump(self.meta, f, indent=2)
-        return True
+def write_segments(path, segments):
+    """Records where a capture's samples were interrupted: segments [(start, stop, lost)]
+    (as n310.contiguous_segments gives them from UHD's rx_time tags) become SigMF capture
+    segments, one per uninterrupted stretch, with the samples lost before it as
+    mimodet:lost_samples. Call it once the recording flowgraph has finished."""
+    meta_path, _ = _paths(path)
+    with open(meta_path) as f:
+        meta = json.load(f)
+    first = meta["captures"][0]
+    captures = []
+    for start, _, lost in segments:
+        seg = dict(first)
+        seg["core:sample_start"] = int(start)
+        if lost:
+            seg[LOST_KEY] = int(lost)
+        captures.append(seg)
+    meta["captures"] = captures or [first]
+    with open(meta_path, "w") as f:
+        json.dump(meta, f, indent=2)
 
 
-class _rx_time_tagger(gr.sync_block):
-    """Passes samples through and puts rx_time tags at given sample offsets (the inverse of
-    _rx_time_recorder, for a replay)."""
-
-    def __init__(self, times):
-        gr.sync_block.__init__(self, "mimodet_rx_time_tagger", in_sig=[np.complex64],
-                               out_sig=[np.complex64])
-        self.times = sorted(times)
-        self.next = 0
-
-    def work(self, input_items, output_items):
-        n = len(output_items[0])
-        output_items[0][:] = input_items[0][:n]
-        end = self.nitems_written(0) + n
-        while self.next < len(self.times) and self.times[self.next][0] < end:
-            offset, secs, frac = self.times[self.next]
-            self.add_item_tag(0, offset, pmt.intern("rx_time"),
-                              pmt.make_tuple(pmt.from_uint64(secs), pmt.from_double(frac)))
-            self.next += 1
-        return n
+def segments(meta, num_samples):
+    """[(start, stop, lost)] of a capture's uninterrupted stretches, from its capture
+    segments (one stretch for a capture without mimodet:lost_samples); raises ValueError
+    for segments that are not in order within the samples."""
+    starts = []
+    for seg in meta.get("captures", []):
+        start, lost = seg.get("core:sample_start", 0), seg.get(LOST_KEY, 0)
+        if not (isinstance(start, int) and isinstance(lost, int) and 0 <= start and
+                lost >= 0 and start <= num_samples and (not starts or start > starts[-1][0])):
+            raise ValueError("SigMF capture segment at sample %r (lost %r): not an increasing "
+                             "sample within the %d samples" % (start, lost, num_samples))
+        starts.append((start, lost))
+    if not starts or starts[0][0] != 0:
+        starts.insert(0, (0, 0))
+    return [(start, starts[k + 1][0] if k + 1 < len(starts) else num_samples, lost)
+            for k, (start, lost) in enumerate(starts)]
 
 
 def read_metadata(path):
@@ -428,9 +404,11 @@ class sigmf_source(gr.hier_block2):
     repeat: start over at the end of the file.
     channels: the number of outputs the caller expects (0: whatever the file holds); a
         file with another count is refused.
+    first, count: replay `count` samples per channel from sample `first` (count 0: to the
+        end), e.g. one uninterrupted stretch of `segments()`.
     """
 
-    def __init__(self, path, realtime=False, repeat=False, channels=0):
+    def __init__(self, path, realtime=False, repeat=False, channels=0, first=0, count=0):
         meta = read_metadata(path)
         g = meta["global"]
         self.channels = int(g["core:num_channels"])
@@ -446,7 +424,8 @@ class sigmf_source(gr.hier_block2):
         _, data_path = _paths(path)
         cf32 = g["core:datatype"] == "cf32_le"
         item = gr.sizeof_gr_complex if cf32 else 2 * gr.sizeof_short
-        src = blocks.file_source(item, data_path, repeat)
+        src = blocks.file_source(item, data_path, repeat, first * self.channels,
+                                 count * self.channels)
         head = src
         if realtime:
             throttle = blocks.throttle(item, self.sample_rate * self.channels)
@@ -455,37 +434,13 @@ class sigmf_source(gr.hier_block2):
         split = blocks.deinterleave(item, 1)
         self.connect(head, split)
         scale = float(g.get(SCALE_KEY, 1.0))
-        # Capture segments that carry a receive time (sigmf_sink writes them from UHD's
-        # rx_time) become rx_time tags on output 0 again, so that the receive chain sees
-        # where samples were lost.
-        self.rx_times = rx_times(meta)
-        # (Python blocks must outlive the flowgraph: the hier block keeps them referenced.)
-        self.tagger = tagger = _rx_time_tagger(self.rx_times) if self.rx_times else None
         for ch in range(self.channels):
-            chain = [(split, ch)]
-            if not cf32:
+            if cf32:
+                self.connect((split, ch), (self, ch))
+            else:
                 # interleaved_short_to_complex divides by its factor: 1/scale multiplies
-                chain.append(blocks.interleaved_short_to_complex(True, False, 1.0 / scale))
-            if ch == 0 and tagger is not None:
-                chain.append(tagger)
-            self.connect(*chain, (self, ch))
-
-
-def rx_times(meta):
-    """[(sample, full seconds, fractional seconds)] of a capture's segments that carry
-    mimodet:rx_time; raises ValueError for a malformed one."""
-    times = []
-    for seg in meta.get("captures", []):
-        if not isinstance(seg, dict) or RX_TIME_KEY not in seg:
-            continue
-        t, start = seg[RX_TIME_KEY], seg.get("core:sample_start", 0)
-        if not (isinstance(t, list) and len(t) == 2 and isinstance(t[0], int) and
-                isinstance(t[1], (int, float)) and 0 <= t[1] < 1 and t[0] >= 0 and
-                isinstance(start, int) and start >= 0):
-            raise ValueError("SigMF capture segment at sample %r: %s must be [full seconds, "
-                             "fractional seconds in [0, 1)], got %r" % (start, RX_TIME_KEY, t))
-        times.append((start, t[0], float(t[1])))
-    return times
+                conv = blocks.interleaved_short_to_complex(True, False, 1.0 / scale)
+                self.connect((split, ch), conv, (self, ch))
 
 
 def read_layout(path):

@@ -152,7 +152,7 @@ class frame_scorer(gr.sync_block):
     """
 
     def __init__(self, num_antennas, num_users, num_subcarriers, num_data_symbols,
-                 modulation, truth=None, with_rx=False, progress=None):
+                 modulation, truth=None, with_rx=False, progress=None, sample_offset=0):
         self.B, self.U, self.nsc, self.nd = (num_antennas, num_users, num_subcarriers,
                                              num_data_symbols)
         self.q = ref.BITS[modulation]
@@ -161,12 +161,14 @@ class frame_scorer(gr.sync_block):
         self.truth = truth
         self.with_rx = with_rx
         self.progress = progress
+        self.sample_offset = sample_offset  # of the replayed stretch in the whole capture
         self.item_bits = self.nsc * self.U * self.q
         in_sig = [(np.float32, self.item_bits)]
         if with_rx:
             in_sig.append((np.complex64, self.nsc * self.B))
         gr.sync_block.__init__(self, "mimodet_frame_scorer", in_sig=in_sig, out_sig=[])
         self.frames = []          # per frame: start, cfo, n0, truth row or None
+        self.frames_before = 0    # frames scored by earlier stretches of the capture
         self.bits = 0             # scored bits (frames with a truth row)
         self.bit_errors = 0
         self.unmatched = 0        # frames found with no truth row
@@ -181,13 +183,13 @@ class frame_scorer(gr.sync_block):
     # -- per frame ---------------------------------------------------------------------
     def _start_frame(self, tags0, tags1):
         by_key = {pmt.symbol_to_string(t.key): t.value for t in tags0}
-        start = int(pmt.to_uint64(by_key[FRAME_START_TAG])) if FRAME_START_TAG in by_key \
-            else -1
+        start = self.sample_offset + int(pmt.to_uint64(by_key[FRAME_START_TAG])) \
+            if FRAME_START_TAG in by_key else -1
         cfo = pmt.to_double(by_key[CFO_TAG]) if CFO_TAG in by_key else float("nan")
         n0 = pmt.to_double(by_key[NOISE_VAR_TAG]) if NOISE_VAR_TAG in by_key else float("nan")
         row = None
         if self.truth is not None:
-            row = self.truth.match(start, len(self.frames))
+            row = self.truth.match(start, self.frames_before + len(self.frames))
             if row is None:
                 self.unmatched += 1
         self.frames.append((start, cfo, n0, row))
@@ -250,3 +252,18 @@ class frame_scorer(gr.sync_block):
 
     def evm_is_blind(self):
         return self.truth is None or any(row is None for *_, row in self.frames)
+
+
+class ScoreTotal:
+    """The sums of several frame_scorers (one per uninterrupted stretch of a capture)."""
+
+    def __init__(self, scorers):
+        self.truth = scorers[0].truth if scorers else None
+        self.item_bits = scorers[0].item_bits if scorers else 0
+        self.frames = [f for s in scorers for f in s.frames]
+        for name in ("bits", "bit_errors", "unmatched", "evm_err", "evm_ref", "items"):
+            setattr(self, name, sum(getattr(s, name) for s in scorers))
+
+    ber = frame_scorer.ber
+    evm = frame_scorer.evm
+    evm_is_blind = frame_scorer.evm_is_blind
