@@ -96,7 +96,7 @@ struct EngineOptions {
  * CG/CR), lambda and rho, and leaves them on the device; per batch of symbols one
  * fused kernel does the equalization (H^H y as a small GEMM per subcarrier and tile of
  * symbols, then A^-1 times it or the CG/CR iterations) and the max-log demapping (see
- * lib/cuda/kernels.cu and docs/architecture.md). Through the device API the first call
+ * lib/cuda/mmse/ and docs/architecture.md). Through the device API the first call
  * on a channel prepares it inside the equalize kernel when it can (one launch, one pass
  * over H; chol/zf with A^-1 by Gauss-Jordan), and CG/CR calls of very few
  * symbols per channel skip A and iterate from H alone. detect() on host memory

@@ -4,8 +4,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* Host wrappers of the detector kernels (internal to lib/cuda). Every wrapper checks its
- * launch. Device layouts follow include/mimodet/layout.h:
+/* Host wrappers of the detector kernels (internal to lib/cuda), defined beside their
+ * kernels in lib/cuda/mmse/ (launch.cu there says which file holds which). Every wrapper
+ * checks its launch. Device layouts follow include/mimodet/layout.h:
  *   h     [N_sc][B][U]      channel
  *   a     [N_sc][U][U]      full Hermitian: A^-1 (chol, zf) or A = G + N0 I (cg, cr)
  *   y     [n][N_sc][B]      received symbols

@@ -2,7 +2,7 @@
 # Copyright 2026 gr-mimodet authors.
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Emulates the GPU kernels' two Gauss-Jordan inversions (lib/cuda/kernels.cu) in float32
+# Emulates the GPU kernels' two Gauss-Jordan inversions (lib/cuda/mmse/gauss_jordan.cuh) in float32
 # and compares them with numpy's inverse: invert_in_place<UP> (the block: register-owned
 # entries, published pivot row/column, ping-pong buffers) thread by thread, and
 # invert_warp<UP> (one warp: shuffles, entries rotated per pass, A scaled by a power of

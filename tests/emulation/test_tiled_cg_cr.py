@@ -2,7 +2,7 @@
 # Copyright 2026 gr-mimodet authors.
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Emulates the tiled CG and CR of equalize_tiled_kernel (lib/cuda/kernels.cu): thread
+# Emulates the tiled CG and CR of equalize_tiled_kernel (lib/cuda/mmse/equalize_tiled.cu): thread
 # (pair, grp, kg) iterating users 2 pair, 2 pair + 1 of the symbols grp + G t with
 # t % KS == kg, p (CG) or r (CR) kept in the shared rows, sums over a symbol's users by
 # the thread's two then across the P lanes of the symbol, warp by warp with the

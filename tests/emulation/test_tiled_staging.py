@@ -2,7 +2,7 @@
 # Copyright 2026 gr-mimodet authors.
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
-# Emulates the pair-copy staging of equalize_tiled_kernel (lib/cuda/kernels.cu, the
+# Emulates the pair-copy staging of equalize_tiled_kernel (lib/cuda/mmse/equalize_tiled.cu, the
 # stage lambda's 16-byte path): every staged H and y element must come from the right
 # source, or be zero past B, U or the call's symbols, for chunks of 16 and 32 antennas
 # (tile_chunk) and every tile shape whose copies spread evenly over a k-group (the
