@@ -5,6 +5,7 @@
  */
 
 #include "mmse_detector_impl.h"
+#include "erasure_warning.h"
 #include <gnuradio/io_signature.h>
 #include <mimodet/layout.h>
 #include <algorithm>
@@ -234,19 +235,8 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
 
 void mmse_detector_impl::warn_once_about_bad_inputs()
 {
-    if (d_warned_bad_inputs)
-        return;
-    const auto s = stats();
-    if (s.bad_channel_subcarriers || s.bad_sample_vectors || s.invalid_noise_variance) {
-        d_logger->warn(
-            "non-finite or unusable input: {:d} channel subcarriers, {:d} "
-            "(symbol, subcarrier) sample vectors, {:d} invalid N0 values so far; "
-            "their LLRs are 0 (logged once; see the block's counters)",
-            s.bad_channel_subcarriers,
-            s.bad_sample_vectors,
-            s.invalid_noise_variance);
-        d_warned_bad_inputs = true;
-    }
+    if (!d_warned_bad_inputs)
+        d_warned_bad_inputs = warn_about_erasures(d_logger, stats());
 }
 
 int mmse_detector_impl::work(int noutput_items,
