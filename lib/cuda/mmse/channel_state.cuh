@@ -5,7 +5,7 @@
  */
 
 /* A subcarrier's channel state on the device (internal to lib/cuda/mmse), by the
- * numerical rules of the CPU detector (lib/core/cpu_detector.cc): what the prepare
+ * numerical rules of the CPU detector (core/mmse/numerics.h): what the prepare
  * kernel (prepare.cu) and the fused tiled kernel (equalize_tiled.cu) leave for each
  * subcarrier (A or A^-1 in p.a, the per-user gains rho and 1/lambda, the status and the
  * count of unusable users), from G = H^H H. cg/cr: A = G + N0 I and li2015's approximate
@@ -15,6 +15,7 @@
 #ifndef INCLUDED_MIMODET_MMSE_CHANNEL_STATE_CUH
 #define INCLUDED_MIMODET_MMSE_CHANNEL_STATE_CUH
 
+#include "core/mmse/numerics.h"
 #include "cuda/kernels.h"
 #include "device_helpers.cuh"
 #include "gauss_jordan.cuh"
@@ -24,11 +25,11 @@
 namespace mimodet {
 namespace cuda {
 
-// The same numerical rules as the CPU detector (lib/core/cpu_detector.cc).
-constexpr float kMaxSinr = 1e7f;
-constexpr float kLoading = 1e-5f;
-constexpr float kMinPivotRatio = 1e-6f;
-constexpr float kMinUserGain = 1e-6f;
+// One definition of the numerical rules for the CPU detector and the kernels.
+using mmse::kLoading;
+using mmse::kMaxSinr;
+using mmse::kMinPivotRatio;
+using mmse::kMinUserGain;
 
 /*! cg/cr per-user gains from G_uu (li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 +
  * rho)); a user far weaker than the strongest (max_gain) is erased (rho = 1/lambda = 0).
