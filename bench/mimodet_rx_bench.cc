@@ -29,7 +29,7 @@
 #ifdef MIMODET_HAVE_CUDA
 #include "bench_timing.h"
 #include <cuda/cuda_detector.h>
-#include <cuda/cuda_ofdm_chain.h>
+#include <cuda/ofdm/ofdm_chain.h>
 #endif
 #include "cli_args.h"
 #include <algorithm>

@@ -7,10 +7,10 @@
 // The composition root of the uplink detectors: chooses the CPU chain (core) or the GPU
 // chain (cuda) as make_detector does for the detectors.
 
-#include "core/cpu_uplink_detector.h"
+#include "core/ofdm/cpu_uplink_detector.h"
 #include <mimodet/uplink_detector.h>
 #ifdef MIMODET_HAVE_CUDA
-#include "cuda/cuda_uplink_detector.h"
+#include "cuda/ofdm/cuda_uplink_detector.h"
 #endif
 #include <stdexcept>
 

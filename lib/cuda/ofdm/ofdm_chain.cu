@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-/* The GPU receive chain (cuda_ofdm_chain.h). It follows OfdmReceiver (lib/core/ofdm.cc)
+/* The GPU receive chain (ofdm_chain.h). It follows OfdmReceiver (lib/core/ofdm/ofdm.cc)
  * step by step, so the two can be compared frame by frame; see docs/receive-chain.md.
  * Device layouts, per pipelined window of W samples:
  *   input   [B][W]                     float2 (sc16 arrives as short2 and is converted)
@@ -13,9 +13,9 @@
  * symbols h       [frame][N_sc][B][U],  y  [frame][N_data][N_sc][B],  llr [frame][LLR
  * layout] Positions inside a window are window-relative ints; the caller's are size_t. */
 
-#include "cuda_check.h"
-#include "cuda_detector.h"
-#include "cuda_ofdm_chain.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_detector.h"
+#include "ofdm_chain.h"
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cufft.h>

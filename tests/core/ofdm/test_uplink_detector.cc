@@ -258,7 +258,7 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
         const Detected want = whole(*cpu, s, 8, cpu_next);
         const Detected got = whole(*gpu, s, 8, gpu_next);
         expect_same_frames(got, want, "GPU " + to_string(mode));
-        // The two chains' h and y differ by float rounding (tests/cuda/test_cuda_ofdm_chain.cc
+        // The two chains' h and y differ by float rounding (tests/cuda/ofdm/test_ofdm_chain.cc
         // bounds them at 1e-4); the detectors' own bound is 2e-3.
         expect_llrs_close(got, want, 2e-3, "GPU " + to_string(mode));
         EXPECT_EQ(gpu_next, cpu_next);

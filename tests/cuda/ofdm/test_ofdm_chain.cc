@@ -12,7 +12,7 @@
 #include "gpu_skip.h"
 #include "ofdm_stream.h"
 #include <cuda/cuda_detector.h>
-#include <cuda/cuda_ofdm_chain.h>
+#include <cuda/ofdm/ofdm_chain.h>
 #include <gtest/gtest.h>
 #include <mimodet/detector.h>
 #include <mimodet/ofdm.h>

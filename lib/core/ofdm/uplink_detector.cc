@@ -5,9 +5,9 @@
  */
 
 // The uplink detector's base and its CPU implementation; the GPU one is
-// lib/cuda/cuda_uplink_detector.cc, and lib/factory chooses between them.
+// lib/cuda/ofdm/cuda_uplink_detector.cc, and lib/factory chooses between them.
 
-#include "cpu_detector.h"
+#include "core/cpu_detector.h"
 #include "cpu_uplink_detector.h"
 #include <algorithm>
 #include <stdexcept>

@@ -5,7 +5,7 @@
  */
 
 #include "cuda_uplink_detector.h"
-#include "cuda_ofdm_chain.h"
+#include "ofdm_chain.h"
 
 namespace mimodet {
 namespace cuda {
