@@ -470,6 +470,98 @@ __device__ __forceinline__ void tile_times_rows(Out& out,
  * and the gains (finish_channel_iterative); chol/zf: the block inverts A by
  * Gauss-Jordan (finish_channel_block; finish_channel_warp, one warp, for up to 16 users
  * on compact grids), and the rest follows as usual. */
+/* The k-group sums (kgroups > 1): each k-group left its part of H^H Y (and, kFused, of
+ * G) in the layout of zs (and a_s) at the start of its buffers;
+ * they are added into zs and a_s in k-group order, so that the sums are deterministic. */
+template <int UP, int S, bool kFused>
+__device__ __forceinline__ void add_kgroup_parts(float2* zs,
+                                                 float2* a_s,
+                                                 const float2* smem,
+                                                 int kgroups,
+                                                 int buffers,
+                                                 int buffer_items,
+                                                 int tid,
+                                                 int threads)
+{
+    for (int idx = tid; idx < S * UP; idx += threads) {
+        const int at = (idx / UP) * (UP + 1) + idx % UP;
+        float2 sum = zs[at];
+        for (int k = 1; k < kgroups; ++k)
+            sum = cadd(sum, smem[k * buffers * buffer_items + at]);
+        zs[at] = sum;
+    }
+    if constexpr (kFused)
+        for (int idx = tid; idx < UP * UP; idx += threads) {
+            const int at = (idx / UP) * (UP + 1) + idx % UP;
+            float2 sum = a_s[at];
+            for (int k = 1; k < kgroups; ++k)
+                sum = cadd(sum, smem[k * buffers * buffer_items + S * (UP + 1) + at]);
+            a_s[at] = sum;
+        }
+}
+
+/* H is finite on a usable subcarrier, so a symbol's H^H y is finite exactly when its y
+ * is: NaN/Inf in y is found from the results (zs [S][UP + 1]) instead of testing every
+ * sample. */
+template <int UP, int S>
+__device__ __forceinline__ void
+mark_bad_symbols(const float2* zs, int* bad_symbol, int tid, int threads)
+{
+    for (int s = tid; s < S; s += threads) {
+        bool finite = true;
+        for (int u = 0; u < UP; ++u)
+            finite = finite && cfinite(zs[s * (UP + 1) + u]);
+        bad_symbol[s] = finite ? 0 : 1;
+    }
+}
+
+/* Demapping of the tile's x (in zs [S][UP + 1]): thread tid takes user tid % UP of the
+ * symbols tid / UP, tid / UP + threads / UP, ... (threads is a multiple of UP), in a loop
+ * rather than unrolled over the thread's own items: one run of demapping code per
+ * modulation instead of a copy per item, which made the NR slot kernels stall on
+ * instruction fetch, and each warp's stores cover whole rows of LLRs. A symbol with
+ * non-finite y is erased (erase) and counted. */
+template <int UP, typename LlrAt, typename Erase>
+__device__ __forceinline__ void demap_tile(const EqualizeArgs& p,
+                                           const float2* zs,
+                                           const int* bad_symbol,
+                                           int U,
+                                           int nsc,
+                                           int sc,
+                                           std::size_t s0,
+                                           int count,
+                                           int tid,
+                                           int threads,
+                                           LlrAt llr_at,
+                                           Erase erase)
+{
+    const int user = tid % UP;
+    if (user >= U)
+        return;
+    // written by this kernel (fused) or an earlier one: plain loads
+    const float user_rho = p.rho[sc * U + user];
+    const float user_inv_lambda = p.inv_lambda[sc * U + user];
+    const int symbol_step = threads / UP;
+    with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
+        constexpr int kBitsPerAxis = decltype(bits_per_axis)::value;
+        constexpr int kQ = kBitsPerAxis == 0 ? 1 : 2 * kBitsPerAxis;
+        const std::size_t llr_step = static_cast<std::size_t>(symbol_step) * nsc * U * kQ;
+        float* dst = llr_at(tid / UP) + user * kQ;
+        for (int s = tid / UP; s < count; s += symbol_step, dst += llr_step) {
+            if (bad_symbol[s]) {
+                if (user == 0)
+                    atomicAdd(p.bad_sample_count, 1ull);
+                erase(s, user);
+                continue;
+            }
+            const float2 xv = zs[s * (UP + 1) + user];
+            write_llrs_of<kBitsPerAxis>(p, xv, user_inv_lambda, user_rho, dst);
+            if (p.x_hat)
+                p.x_hat[((s0 + s) * nsc + sc) * U + user] = xv;
+        }
+    });
+}
+
 template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
 __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
@@ -734,31 +826,10 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     }
     __syncthreads();
     if (kgroups > 1) {
-        for (int idx = tid; idx < S * UP; idx += threads) {
-            const int at = (idx / UP) * (UP + 1) + idx % UP;
-            float2 sum = zs[at];
-            for (int k = 1; k < kgroups; ++k)
-                sum = cadd(sum, smem[k * buffers * buffer_items + at]);
-            zs[at] = sum;
-        }
-        if constexpr (kFused)
-            for (int idx = tid; idx < UP * UP; idx += threads) {
-                const int at = (idx / UP) * (UP + 1) + idx % UP;
-                float2 sum = a_s[at];
-                for (int k = 1; k < kgroups; ++k)
-                    sum = cadd(sum, smem[k * buffers * buffer_items + S * (UP + 1) + at]);
-                a_s[at] = sum;
-            }
+        add_kgroup_parts<UP, S, kFused>(zs, a_s, smem, kgroups, buffers, buffer_items, tid, threads);
         __syncthreads();
     }
-    // H is finite on a usable subcarrier, so a symbol's H^H y is finite exactly when its
-    // y is: NaN/Inf in y is found from the results instead of testing every sample.
-    for (int s = tid; s < S; s += threads) {
-        bool finite = true;
-        for (int u = 0; u < UP; ++u)
-            finite = finite && cfinite(zs[s * (UP + 1) + u]);
-        bad_symbol[s] = finite ? 0 : 1;
-    }
+    mark_bad_symbols<UP, S>(zs, bad_symbol, tid, threads);
 
     if constexpr (kFused) { // one warp (cg/cr; chol/zf of up to 16 users on compact
         // grids) or the block (other chol/zf) finishes G in a_s (whether the channel is
@@ -913,12 +984,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             }
         }
     }
-    /* Demapping: x goes through zs (whose products have all been read) and thread tid
-     * takes user tid % UP of the symbols tid / UP, tid / UP + threads / UP, ... (threads
-     * is a multiple of UP), in a loop rather than unrolled over the thread's own items:
-     * one run of demapping code per modulation instead of a copy per item, which made
-     * the NR slot kernels stall on instruction fetch, and each warp's stores cover whole
-     * rows of LLRs. */
+    // Demapping (demap_tile): x goes through zs, whose products have all been read.
     __syncthreads(); // every read of zs is done
 #pragma unroll
     for (int t = 0; t < T; ++t) {
@@ -929,31 +995,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
             zs[(grp + G * t) * (UP + 1) + 2 * pair + k] = x[t][k];
     }
     __syncthreads();
-    const int user = tid % UP;
-    if (user >= U)
-        return;
-    // written by this kernel (fused) or an earlier one: plain loads
-    const float user_rho = p.rho[sc * U + user];
-    const float user_inv_lambda = p.inv_lambda[sc * U + user];
-    const int symbol_step = threads / UP;
-    with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
-        constexpr int kBitsPerAxis = decltype(bits_per_axis)::value;
-        constexpr int kQ = kBitsPerAxis == 0 ? 1 : 2 * kBitsPerAxis;
-        const std::size_t llr_step = static_cast<std::size_t>(symbol_step) * nsc * U * kQ;
-        float* dst = llr_at(tid / UP) + user * kQ;
-        for (int s = tid / UP; s < count; s += symbol_step, dst += llr_step) {
-            if (bad_symbol[s]) {
-                if (user == 0)
-                    atomicAdd(p.bad_sample_count, 1ull);
-                erase(s, user);
-                continue;
-            }
-            const float2 xv = zs[s * (UP + 1) + user];
-            write_llrs_of<kBitsPerAxis>(p, xv, user_inv_lambda, user_rho, dst);
-            if (p.x_hat)
-                p.x_hat[((s0 + s) * nsc + sc) * U + user] = xv;
-        }
-    });
+    demap_tile<UP>(p, zs, bad_symbol, U, nsc, sc, s0, count, tid, threads, llr_at, erase);
 }
 
 /*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
