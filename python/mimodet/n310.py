@@ -71,7 +71,13 @@ class n310_source(gr.hier_block2):
         channels = CHANNELS_PER_N310 * num_mboards
         gr.hier_block2.__init__(self, "n310_source", gr.io_signature(0, 0, 0),
                                 gr.io_signature(channels, channels, ITEM_SIZES[cpu_format]))
-        from gnuradio import uhd  # only when a radio is asked for
+        try:
+            from gnuradio import uhd  # only when a radio is asked for
+        except ImportError as e:
+            raise RuntimeError(
+                "n310_source: this GNU Radio has no UHD module (gnuradio.uhd: %s); install "
+                "it (Debian: gnuradio, which brings gr-uhd and libuhd) to use USRP N310s"
+                % e) from e
 
         try:
             self.usrp = uhd.usrp_source(

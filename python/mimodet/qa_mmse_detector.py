@@ -9,6 +9,7 @@ import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
+from gnuradio.mimodet.testing import BACKEND, implementation
 
 # The tag helpers of the package, under the names the tests use.
 make_tag = mimodet.make_tag
@@ -53,20 +54,20 @@ class qa_mmse_detector(gr_unittest.TestCase):
             n_sc, b, u, n_sym = 6, 8, 3, 4
             h, y, n0, _ = self.problem(n_sc, b, u, modulation, n_sym)
             self.tb = gr.top_block()
-            det = mimodet.mmse_detector(b, u, n_sc, modulation, "chol", 3, "cpu")
+            det = mimodet.mmse_detector(b, u, n_sc, modulation, "chol", 3, BACKEND)
             got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
             want = np.concatenate([ref.mmse_llrs(modulation, h, y[s], n0).ravel() for s in range(n_sym)])
             self.assertEqual(got.size, want.size)
             np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
             self.assertEqual(det.channel_updates(), 1)
-            self.assertEqual(det.implementation(), "cpu-chol")
+            self.assertEqual(det.implementation(), implementation("chol"))
 
     def test_002_channel_changes_at_the_tagged_item(self):
         n_sc, b, u = 4, 6, 2
         h1, y1, n0, _ = self.problem(n_sc, b, u, "16qam", 3)
         h2, y2, _, _ = self.problem(n_sc, b, u, "16qam", 2)
         tags = channel_tags(h1, n0, 0) + channel_tags(h2, n0, 3)
-        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND)
         got = self.run_detector(np.concatenate([y1, y2]), tags, n_sc * b, det)
         want = np.concatenate([ref.mmse_llrs("16qam", h1, y1[s], n0).ravel() for s in range(3)]
                               + [ref.mmse_llrs("16qam", h2, y2[s], n0).ravel() for s in range(2)])
@@ -76,7 +77,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
     def test_003_missing_channel_tag_stops_with_no_output(self):
         n_sc, b, u = 4, 6, 2
         _, y, _, _ = self.problem(n_sc, b, u, "qpsk", 3)
-        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, BACKEND)
         got = self.run_detector(y, [], n_sc * b, det)  # returns: the block ends the flowgraph
         self.assertEqual(got.size, 0)
 
@@ -84,7 +85,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         n_sc, b, u = 4, 6, 2
         h, y, n0, _ = self.problem(n_sc, b, u, "qpsk", 3)
         tags = channel_tags(h[:, :, :1].copy(), n0)  # U=1 channel for a U=2 detector
-        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, BACKEND)
         got = self.run_detector(y, tags, n_sc * b, det)
         self.assertEqual(got.size, 3 * n_sc * u * 2)
         self.assertTrue(np.all(got == 0))
@@ -94,7 +95,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         n_sc, b, u = 5, 6, 2
         h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
         y[1, 3, 2] = np.nan
-        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND)
         got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det).reshape(2, n_sc, u, 4)
         self.assertTrue(np.all(got[1, 3] == 0))
         self.assertTrue(np.all(np.isfinite(got)))
@@ -104,11 +105,11 @@ class qa_mmse_detector(gr_unittest.TestCase):
     def test_006_iterative_modes_and_setters(self):
         n_sc, b, u = 4, 32, 4
         h, y, n0, bits = self.problem(n_sc, b, u, "qpsk", 4, snr_db=25)
-        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "cg", 4, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "cg", 4, BACKEND)
         self.assertEqual(det.mode(), "cg")
         det.set_mode("cr")
         det.set_iterations(4)
-        self.assertEqual(det.implementation(), "cpu-cr")
+        self.assertEqual(det.implementation(), implementation("cr"))
         self.assertEqual(det.iterations(), 4)
         got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
         # At 25 dB with 32 antennas for 4 users every hard decision is right.
@@ -119,8 +120,8 @@ class qa_mmse_detector(gr_unittest.TestCase):
     def test_007_negative_llr_convention(self):
         n_sc, b, u = 3, 6, 2
         h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
-        pos = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu", True)
-        neg = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu", False)
+        pos = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND, True)
+        neg = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND, False)
         a = self.run_detector(y, channel_tags(h, n0), n_sc * b, pos)
         self.tb = gr.top_block()
         c = self.run_detector(y, channel_tags(h, n0), n_sc * b, neg)
@@ -137,7 +138,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         want = self.reference("16qam", [(h, y[:3], n0), (h, y[3:5], n0_later), (h, y[5:], 2.0)])
         for max_items in (None, 1, 2, 4):
             self.tb = gr.top_block()
-            det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+            det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND)
             got = self.run_detector(y, tags, n_sc * b, det, max_items)
             np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3, err_msg=f"max_items={max_items}")
             self.assertEqual(det.channel_updates(), 3)
@@ -150,7 +151,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
                 make_tag(2, mimodet.NOISE_VAR_TAG, pmt.from_double(-1.0)),
                 make_tag(3, mimodet.NOISE_VAR_TAG, pmt.intern("not a number")),
                 make_tag(4, mimodet.NOISE_VAR_TAG, pmt.from_double(n0))]
-        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "qpsk", "chol", 3, BACKEND)
         got = self.run_detector(y, tags, n_sc * b, det).reshape(6, -1)
         self.assertTrue(np.all(got[:4] == 0))
         np.testing.assert_allclose(got[4:].ravel(), self.reference("qpsk", [(h, y[4:], n0)]), rtol=2e-3, atol=2e-3)
@@ -160,16 +161,16 @@ class qa_mmse_detector(gr_unittest.TestCase):
         n_sc, b, u = 4, 6, 2
         h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 2)
         y[1, 0, 0] = np.inf
-        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, "cpu")
+        det = mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND)
         self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
         self.assertEqual(det.bad_sample_vectors(), 1)
         with self.assertRaises(ValueError):
             det.set_iterations(0)
         with self.assertRaises(ValueError):
             det.set_mode("ml")
-        self.assertEqual((det.mode(), det.iterations(), det.implementation()), ("chol", 3, "cpu-chol"))
+        self.assertEqual((det.mode(), det.iterations(), det.implementation()), ("chol", 3, implementation("chol")))
         det.set_mode("cr")
-        self.assertEqual(det.implementation(), "cpu-cr")
+        self.assertEqual(det.implementation(), implementation("cr"))
         self.assertEqual(det.bad_sample_vectors(), 1)  # cumulative across the rebuild
         self.assertEqual(det.channel_updates(), 1)
 
@@ -180,7 +181,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         y = y.copy()
         for mode in ("chol", "cg", "cr", "zf"):
             self.tb = gr.top_block()
-            det = mimodet.mmse_detector(b, u, n_sc, "16qam", mode, 3, "cpu")
+            det = mimodet.mmse_detector(b, u, n_sc, "16qam", mode, 3, BACKEND)
             got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det).reshape(2, n_sc, u, 4)
             self.assertTrue(np.all(got[:, 1, 2] == 0), mode)
             self.assertTrue(np.all(got[:, 1, :2] != 0), mode)
