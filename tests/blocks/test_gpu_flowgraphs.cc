@@ -1,0 +1,232 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The GPU detector blocks inside real GNU Radio flowgraphs, against the same flowgraph
+ * on the CPU backend: mmse_detector and ofdm_uplink_detector fed by vector sources with
+ * their tags, run by GNU Radio's scheduler with few items per work() call, so that frame
+ * boundaries, a channel change and an N0-only update fall inside work() calls. Hard
+ * decisions must be identical and LLRs equal within float tolerance. Without a GPU each
+ * test skips itself (CI); scripts/gpu-run-gnuradio runs them on a GPU machine. */
+
+#include "ofdm_stream.h"
+#include <gnuradio/blocks/null_sink.h>
+#include <gnuradio/blocks/vector_sink.h>
+#include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/mimodet/mmse_detector.h>
+#include <gnuradio/mimodet/ofdm_uplink_detector.h>
+#include <gnuradio/top_block.h>
+#include <mimodet/channel_sim.h>
+#include <mimodet/detector.h>
+#include <mimodet/layout.h>
+#include <gtest/gtest.h>
+#include <pmt/pmt.h>
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace {
+
+using cf32 = std::complex<float>;
+
+#define SKIP_WITHOUT_GPU_BACKEND()              \
+    do {                                        \
+        std::string why;                        \
+        if (!::mimodet::gpu_available(&why))    \
+            GTEST_SKIP() << "no GPU: " << why;  \
+    } while (0)
+
+gr::tag_t make_tag(uint64_t offset, const char* key, pmt::pmt_t value)
+{
+    gr::tag_t t;
+    t.offset = offset;
+    t.key = pmt::intern(key);
+    t.value = value;
+    t.srcid = pmt::PMT_F;
+    return t;
+}
+
+//! Same signs wherever the CPU's LLR is clearly non-zero, and values within float
+//! tolerance of the largest LLR (the GPU sums in another order).
+void expect_same_llrs(const std::vector<float>& gpu, const std::vector<float>& cpu)
+{
+    ASSERT_EQ(gpu.size(), cpu.size());
+    float scale = 0.0f;
+    for (float v : cpu)
+        scale = std::max(scale, std::abs(v));
+    const float atol = 1e-4f * scale;
+    std::size_t sign_flips = 0, far = 0;
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+        if (std::abs(cpu[i]) > atol && (gpu[i] > 0) != (cpu[i] > 0))
+            ++sign_flips;
+        if (!(std::abs(gpu[i] - cpu[i]) <= atol + 2e-3f * std::abs(cpu[i])))
+            ++far;
+    }
+    EXPECT_EQ(sign_flips, 0u) << "hard decisions differ";
+    EXPECT_EQ(far, 0u) << "LLRs beyond float tolerance (scale " << scale << ")";
+}
+
+struct MmseRun {
+    std::vector<float> llrs;
+    std::string implementation;
+    uint64_t channel_updates = 0;
+    uint64_t erased_items = 0;
+};
+
+MmseRun run_mmse(const std::string& backend,
+                 const mimodet::ChannelSimConfig& c,
+                 const std::vector<cf32>& y,
+                 const std::vector<gr::tag_t>& tags,
+                 int max_items)
+{
+    const int item = static_cast<int>(c.num_subcarriers * c.num_antennas);
+    auto tb = gr::make_top_block("mmse_detector_flowgraph");
+    auto src = gr::blocks::vector_source_c::make(y, false, item, tags);
+    auto det = gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
+                                                static_cast<int>(c.num_users),
+                                                static_cast<int>(c.num_subcarriers),
+                                                "16qam",
+                                                "chol",
+                                                3,
+                                                backend);
+    det->set_max_noutput_items(max_items); // frames and tags inside work() calls
+    const int llr_item = static_cast<int>(c.dims().llr_items());
+    auto sink = gr::blocks::vector_sink_f::make(llr_item);
+    tb->connect(src, 0, det, 0);
+    tb->connect(det, 0, sink, 0);
+    tb->run();
+    return { sink->data(), det->implementation(), det->channel_updates(),
+             det->erased_items() };
+}
+
+TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::ChannelSimConfig c;
+    c.num_antennas = 32;
+    c.num_users = 8;
+    c.num_subcarriers = 48;
+    c.symbols_per_frame = 7;
+    c.snr_db = 12.0;
+    c.seed = 31;
+    mimodet::ChannelSimulator sim(c);
+    // Three frames of 7 symbols; a new channel on each frame's first item, and an
+    // N0-only update in the middle of the second frame.
+    std::vector<cf32> y;
+    std::vector<gr::tag_t> tags;
+    for (int f = 0; f < 3; ++f) {
+        mimodet::Frame frame;
+        sim.next_frame(frame);
+        const uint64_t first = static_cast<uint64_t>(f) * c.symbols_per_frame;
+        tags.push_back(make_tag(first,
+                                mimodet::kChannelTagKey,
+                                pmt::init_c32vector(frame.h.size(), frame.h)));
+        tags.push_back(
+            make_tag(first, mimodet::kNoiseVarTagKey, pmt::from_double(frame.n0)));
+        if (f == 1)
+            tags.push_back(make_tag(
+                first + 4, mimodet::kNoiseVarTagKey, pmt::from_double(2.0 * frame.n0)));
+        y.insert(y.end(), frame.y.begin(), frame.y.end());
+    }
+    for (int max_items : { 2, 3, 64 }) {
+        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
+        const MmseRun cpu = run_mmse("cpu", c, y, tags, max_items);
+        const MmseRun gpu = run_mmse("cuda", c, y, tags, max_items);
+        EXPECT_EQ(cpu.implementation, "cpu-chol");
+        EXPECT_EQ(gpu.implementation, "cuda-chol");
+        EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
+        EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
+        EXPECT_EQ(gpu.erased_items, 0u);
+        ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+    }
+}
+
+struct UplinkRun {
+    std::vector<float> llrs;
+    std::vector<gr::tag_t> tags;
+    std::string implementation;
+    uint64_t frames = 0, gaps = 0, lost = 0;
+};
+
+UplinkRun run_uplink(const std::string& backend,
+                     const mimodet::OfdmConfig& o,
+                     const mimodet::test::Stream& s,
+                     const std::vector<gr::tag_t>& time_tags,
+                     double rate)
+{
+    auto tb = gr::make_top_block("ofdm_uplink_detector_flowgraph");
+    auto det = gr::mimodet::ofdm_uplink_detector::make(static_cast<int>(o.num_antennas),
+                                                       static_cast<int>(o.num_users),
+                                                       static_cast<int>(o.fft_size),
+                                                       static_cast<int>(o.cp_length),
+                                                       static_cast<int>(o.num_subcarriers),
+                                                       static_cast<int>(o.num_data_symbols),
+                                                       "16qam",
+                                                       "chol",
+                                                       3,
+                                                       backend,
+                                                       rate);
+    for (std::size_t b = 0; b < o.num_antennas; ++b) {
+        auto src = gr::blocks::vector_source_c::make(
+            s.rx[b], false, 1, b == 0 ? time_tags : std::vector<gr::tag_t>{});
+        tb->connect(src, 0, det, static_cast<int>(b));
+    }
+    auto sink = gr::blocks::vector_sink_f::make(static_cast<int>(o.dims().llr_items()));
+    tb->connect(det, 0, sink, 0);
+    tb->run();
+    return { sink->data(), sink->tags(), det->implementation(), det->frames(),
+             det->gaps(), det->lost_samples() };
+}
+
+TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::OfdmConfig o;
+    o.fft_size = 128;
+    o.cp_length = 16;
+    o.num_subcarriers = 96;
+    o.num_data_symbols = 4;
+    o.num_users = 4;
+    o.num_antennas = 8;
+    const double rate = 1e6;
+    auto s = mimodet::test::make_stream(o, 25.0, 0.1, 4, 77);
+    // rx_time at 0, then a jump of 50 samples between the second and third frames, as
+    // UHD tags an overflow: no frame may be assembled across it.
+    const uint64_t gap_at = (s.starts[1] + s.starts[2]) / 2 + o.frame_samples() / 2;
+    ASSERT_LT(gap_at, s.starts[2]);
+    auto rx_time = [&](double seconds) {
+        const double whole = std::floor(seconds);
+        return pmt::make_tuple(pmt::from_uint64(static_cast<uint64_t>(whole)),
+                               pmt::from_double(seconds - whole));
+    };
+    const std::vector<gr::tag_t> time_tags = {
+        make_tag(0, mimodet::kRxTimeTagKey, rx_time(5.0)),
+        make_tag(gap_at, mimodet::kRxTimeTagKey, rx_time(5.0 + (gap_at + 50) / rate))
+    };
+    const UplinkRun cpu = run_uplink("cpu", o, s, time_tags, rate);
+    const UplinkRun gpu = run_uplink("cuda", o, s, time_tags, rate);
+    EXPECT_EQ(cpu.implementation, "cpu-chol");
+    EXPECT_EQ(gpu.implementation, "cuda-chol");
+    EXPECT_EQ(cpu.frames, 4u);
+    EXPECT_EQ(gpu.frames, cpu.frames);
+    EXPECT_EQ(gpu.gaps, 1u);
+    EXPECT_EQ(gpu.lost, 50u);
+    expect_same_llrs(gpu.llrs, cpu.llrs);
+    // The same frame tags at the same items.
+    auto offsets = [](const std::vector<gr::tag_t>& tags, const char* key) {
+        std::vector<uint64_t> at;
+        for (const auto& t : tags)
+            if (pmt::symbol_to_string(t.key) == key)
+                at.push_back(t.offset);
+        return at;
+    };
+    EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey),
+              offsets(cpu.tags, mimodet::kFrameTagKey));
+    EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey).size(), 4u);
+}
+
+} // namespace
