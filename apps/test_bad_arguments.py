@@ -14,8 +14,8 @@ small capture that mimodet_rx --simulate --record writes first.
 
 Usage: test_bad_arguments.py --apps-src DIR --apps-bin DIR [--bench-bin DIR] [-v]
   DIR of the Python apps (mimodet_sim, mimodet_uplink, mimodet_rx), of the built apps and
-  of the built benchmarks (mimodet_bench, mimodet_rx_bench; default: --apps-bin); the
-  Python apps run with this interpreter, which must import gnuradio.mimodet (ctest's
+  of the built benchmarks (mimodet_bench, mimodet_rx_bench, mimodet_flowgraph_bench;
+  default: --apps-bin); the Python apps run with this interpreter, which must import gnuradio.mimodet (ctest's
   GR_ADD_TEST sets PYTHONPATH to the build tree).
 """
 
@@ -278,6 +278,26 @@ ROWS = [
     ("mimodet_rx_bench", ["--json", "{tmp}/missing/r.json"], "--json: the folder"),
     ("mimodet_rx_bench", ["--bogus"], "unknown option '--bogus'"),
     ("mimodet_rx_bench", ["--frames"], "--frames: needs a value"),
+    # --- mimodet_flowgraph_bench (built with GNU Radio) --------------------------
+    ("mimodet_flowgraph_bench", [], "--block is missing: mmse or ofdm"),
+    ("mimodet_flowgraph_bench", ["--block", "x"], "--block: expected mmse or ofdm, got 'x'"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--frames", "0"],
+     "--frames: expected a positive integer, got '0'"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--reps", "abc"],
+     "--reps: expected a positive integer"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--backend", "gpu"],
+     "--backend: expected auto, cpu or cuda, got 'gpu'"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--users", "200"],
+     "--users 200 exceeds --antennas 128"),
+    ("mimodet_flowgraph_bench", ["--block", "ofdm", "--fft", "4"], "--fft: expected at least 8"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--rate", "5"],
+     "--rate applies to --block ofdm only"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--config", "nope"],
+     "--config: expected target or nr-slot for --block mmse"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--json", "{tmp}/missing/r.json"],
+     "--json: the folder"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--bogus"], "unknown option '--bogus'"),
+    ("mimodet_flowgraph_bench", ["--block", "mmse", "--frames"], "--frames: needs a value"),
 ]
 
 

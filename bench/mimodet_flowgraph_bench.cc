@@ -1,0 +1,756 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// clang-format off
+/* mimodet_flowgraph_bench: the blocks inside a real GNU Radio flowgraph (gr::top_block,
+ * headless), so that a user can measure their own machine and so that the block's rate
+ * can be set against the core's (mimodet_bench, mimodet_rx_bench) in the same run.
+ *   --block mmse  vector_source_c -> head -> mmse_detector -> null_sink. The source
+ *                 repeats two simulated frames (ChannelSimulator as mimodet_bench: i.i.d.
+ *                 Rayleigh, SNR 10 dB, seed 2024), each with its mimo_h and mimo_n0 tags
+ *                 on its first item (a repeating vector_source re-emits its tags on every
+ *                 repetition); head passes --frames frames. Every frame must reach the
+ *                 detector as a channel update (channel_updates()), else the run fails.
+ *   --block ofdm  B vector_source_c -> head -> ofdm_uplink_detector -> null_sink: each
+ *                 antenna's stream of up to four distinct simulated frames, each after its
+ *                 own stretch of noise (UplinkSimulator as mimodet_rx_bench), head passes
+ *                 --frames frames' samples. Every frame must be found (frames()).
+ * Timed: tb->run() with the host's steady clock, one untimed warm-up run (the same
+ * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: the
+ * source and head copy every item once each, the scheduler hands the detector what its
+ * buffers hold (items/call: for mmse a few of its large items unless --buffer-items
+ * asks for more), and a GPU detector stages the pageable buffers itself.
+ * "work s" is the detector's own time in work() (GNU Radio's performance counters, which
+ * this program turns on for itself with the wall clock; --work-time off leaves the
+ * configuration as it is, "-" when the counters are off); work% its share of the run.
+ * Reported: items/s, frames/s, detected Mb/s (LLR bits out), and for ofdm the real-time
+ * factor (the samples' duration at --rate over the run's time). Table on stdout,
+ * --json FILE.
+ */
+// clang-format on
+
+#include "cli_args.h"
+#include <gnuradio/blocks/head.h>
+#include <gnuradio/blocks/null_sink.h>
+#include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/high_res_timer.h>
+#include <gnuradio/mimodet/mmse_detector.h>
+#include <gnuradio/mimodet/ofdm_uplink_detector.h>
+#include <gnuradio/prefs.h>
+#include <gnuradio/top_block.h>
+#include <mimodet/channel_sim.h>
+#include <mimodet/detector.h>
+#include <mimodet/layout.h>
+#include <mimodet/ofdm.h>
+#include <pmt/pmt.h>
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+using mimodet::cli::check_writable;
+using mimodet::cli::parse_integer;
+using mimodet::cli::parse_positive;
+using mimodet::cli::UsageError;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+//! One timed run of the flowgraph.
+struct Run {
+    double seconds = 0;
+    double work_s = -1;      //!< the detector's time in work(), -1 without counters
+    double per_call = 0;     //!< items (mmse) or frames (ofdm) per work() call
+    std::uint64_t count = 0; //!< channel updates (mmse) or frames found (ofdm)
+};
+
+//! GNU Radio records each buffer's allocated size as its block's maximum, which would cap
+//! the buffers of the next flowgraph around the same block (and --buffer-items).
+void unlimit_buffers(const gr::block_sptr& block) { block->set_max_output_buffer(-1); }
+
+//! Builds a fresh top_block around the same blocks (so the warm-up warms the detector),
+//! runs it and reads the detector's counters while the flowgraph still holds them.
+Run run_flowgraph(const std::function<void(const gr::top_block_sptr&)>& connect,
+                  const gr::block_sptr& det,
+                  const std::function<std::uint64_t()>& count,
+                  double items_per_unit)
+{
+    auto tb = gr::make_top_block("mimodet_flowgraph_bench");
+    connect(tb);
+    const std::uint64_t before = count();
+    const auto t0 = Clock::now();
+    tb->run();
+    Run r;
+    r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    r.count = count() - before;
+    // Off, the counters hold whatever the block's detail started with.
+    const double work = det->pc_work_time_total();
+    if (gr::prefs::singleton()->get_bool("PerfCounters", "on", false) && work > 0) {
+        r.work_s = work / static_cast<double>(gr::high_res_timer_tps());
+        r.per_call = det->pc_nproduced_avg() / items_per_unit;
+    }
+    return r;
+}
+
+std::string work_text(double work_s, const char* format)
+{
+    if (work_s < 0)
+        return "-";
+    char text[32];
+    std::snprintf(text, sizeof text, format, work_s);
+    return text;
+}
+
+struct Options {
+    std::map<std::string, std::string> value;
+    std::map<std::string, bool> given;
+    bool has(const std::string& o) const { return given.count(o) != 0; }
+    const std::string& operator[](const std::string& o) const { return value.at(o); }
+};
+
+//! What a benchmark prints and writes, whichever block it timed.
+struct Report {
+    std::string block, config, describe, backend, implementation;
+    std::size_t frames = 0;
+    double items = 0, bits = 0, samples = 0, rate = 0; // samples, rate: ofdm only
+    std::vector<Run> runs;
+};
+
+void print_row(const Report& rep, const std::string& label, const Run& r)
+{
+    const bool ofdm = rep.block == "ofdm";
+    const std::string work = work_text(r.work_s, "%.4f");
+    const std::string share = work_text(r.work_s * 100.0 / r.seconds, "%.1f");
+    const std::string per_call = work_text(r.work_s < 0 ? -1 : r.per_call, "%.1f");
+    if (ofdm)
+        std::printf("%-7s %10.4f %8llu %12.3f %12.1f %10s %6s %12s\n",
+                    label.c_str(),
+                    r.seconds,
+                    static_cast<unsigned long long>(r.count),
+                    rep.samples / rep.rate / r.seconds,
+                    rep.bits / r.seconds * 1e-6,
+                    work.c_str(),
+                    share.c_str(),
+                    per_call.c_str());
+    else
+        std::printf("%-7s %10.4f %12.1f %10.2f %12.1f %10s %6s %12s\n",
+                    label.c_str(),
+                    r.seconds,
+                    rep.items / r.seconds,
+                    rep.frames / r.seconds,
+                    rep.bits / r.seconds * 1e-6,
+                    work.c_str(),
+                    share.c_str(),
+                    per_call.c_str());
+    std::fflush(stdout);
+}
+
+//! The warm-up, then the timed runs, each row printed as it ends; check(run) throws
+//! when a run did not handle every frame.
+void time_runs(Report& rep,
+               int reps,
+               const std::function<Run()>& run,
+               const std::function<void(const Run&)>& check)
+{
+    std::fprintf(stderr, "mimodet_flowgraph_bench: warm-up run ...\n");
+    check(run());
+    for (int i = 0; i < reps; ++i) {
+        std::fprintf(stderr, "mimodet_flowgraph_bench: run %d/%d ...\n", i + 1, reps);
+        rep.runs.push_back(run());
+        check(rep.runs.back());
+        print_row(rep, std::to_string(i + 1), rep.runs.back());
+    }
+}
+
+void print_header(const Report& rep)
+{
+    std::printf("# %s_detector %s (%s), backend %s, implementation %s, %zu frames\n",
+                rep.block == "ofdm" ? "ofdm_uplink" : "mmse",
+                rep.config.c_str(),
+                rep.describe.c_str(),
+                rep.backend.c_str(),
+                rep.implementation.c_str(),
+                rep.frames);
+    if (rep.block == "ofdm")
+        std::printf("%-7s %10s %8s %12s %12s %10s %6s %12s\n",
+                    "run",
+                    "seconds",
+                    "found",
+                    "x real time",
+                    "Mb/s",
+                    "work s",
+                    "work%",
+                    "frames/call");
+    else
+        std::printf("%-7s %10s %12s %10s %12s %10s %6s %12s\n",
+                    "run",
+                    "seconds",
+                    "items/s",
+                    "frames/s",
+                    "Mb/s",
+                    "work s",
+                    "work%",
+                    "items/call");
+    std::fflush(stdout);
+}
+
+//! The run of median time (the upper one of an even count, as median()), with its own
+//! work time and items per call.
+Run median_run(const std::vector<Run>& runs)
+{
+    std::vector<double> t;
+    for (const auto& r : runs)
+        t.push_back(r.seconds);
+    const double m = median(t);
+    return *std::find_if(
+        runs.begin(), runs.end(), [&](const Run& r) { return r.seconds == m; });
+}
+
+void write_json(const std::string& path, const Report& rep, const Options& opt)
+{
+    const Run m = median_run(rep.runs);
+    std::ofstream out(path);
+    out << std::setprecision(10);
+    out << "{\n  \"block\": \""
+        << (rep.block == "ofdm" ? "ofdm_uplink_detector" : "mmse_detector")
+        << "\",\n  \"config\": \"" << rep.config
+        << "\",\n  \"antennas\": " << opt["--antennas"]
+        << ",\n  \"users\": " << opt["--users"]
+        << ",\n  \"subcarriers\": " << opt["--subcarriers"]
+        << ",\n  \"symbols\": " << opt["--symbols"];
+    if (rep.block == "mmse")
+        out << ",\n  \"buffer_items\": "
+            << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
+    if (rep.block == "ofdm")
+        out << ",\n  \"fft\": " << opt["--fft"] << ",\n  \"cp\": " << opt["--cp"]
+            << ",\n  \"rate\": " << rep.rate;
+    out << ",\n  \"modulation\": \"" << opt["--modulation"] << "\",\n  \"mode\": \""
+        << opt["--mode"] << "\",\n  \"iterations\": " << opt["--iterations"]
+        << ",\n  \"backend\": \"" << rep.backend << "\",\n  \"implementation\": \""
+        << rep.implementation << "\",\n  \"frames\": " << rep.frames
+        << ",\n  \"items\": " << rep.items << ",\n  \"bits\": " << rep.bits
+        << ",\n  \"seconds\": [";
+    for (std::size_t i = 0; i < rep.runs.size(); ++i)
+        out << (i ? ", " : "") << rep.runs[i].seconds;
+    out << "],\n  \"median_seconds\": " << m.seconds
+        << ",\n  \"items_per_s\": " << rep.items / m.seconds
+        << ",\n  \"frames_per_s\": " << rep.frames / m.seconds
+        << ",\n  \"mbps\": " << rep.bits / m.seconds * 1e-6;
+    if (rep.block == "ofdm")
+        out << ",\n  \"samples_per_antenna\": " << rep.samples
+            << ",\n  \"realtime_factor\": " << rep.samples / rep.rate / m.seconds;
+    if (m.work_s >= 0)
+        out << ",\n  \"work_seconds\": " << m.work_s
+            << ",\n  \"per_work_call\": " << m.per_call;
+    else
+        out << ",\n  \"work_seconds\": null,\n  \"per_work_call\": null";
+    out << "\n}\n";
+    if (!out)
+        throw std::runtime_error("--json: could not write " + path);
+}
+
+// --block mmse
+
+void bench_mmse(const Options& opt, Report& rep)
+{
+    mimodet::ChannelSimConfig sim;
+    sim.num_antennas = parse_integer("--antennas", opt["--antennas"], 1);
+    sim.num_users = parse_integer("--users", opt["--users"], 1);
+    sim.num_subcarriers = parse_integer("--subcarriers", opt["--subcarriers"], 1);
+    sim.symbols_per_frame = parse_integer("--symbols", opt["--symbols"], 1);
+    sim.modulation = mimodet::parse_modulation(opt["--modulation"]);
+    sim.snr_db = 10.0;
+    sim.seed = 2024;
+    const int iterations = std::stoi(opt["iterations_n"]);
+    const auto frames = static_cast<std::size_t>(std::stoull(opt["frames_n"]));
+    const int streams = std::stoi(opt["streams_n"]), reps = std::stoi(opt["reps_n"]);
+    const mimodet::Dims d = sim.dims();
+    const std::size_t S = sim.symbols_per_frame;
+
+    auto det = gr::mimodet::mmse_detector::make(static_cast<int>(d.num_antennas),
+                                                static_cast<int>(d.num_users),
+                                                static_cast<int>(d.num_subcarriers),
+                                                opt["--modulation"],
+                                                opt["--mode"],
+                                                iterations,
+                                                opt["--backend"],
+                                                true,
+                                                0.0f,
+                                                0,
+                                                std::vector<int>{ 0 },
+                                                streams);
+    rep.implementation = det->implementation();
+
+    // Two distinct frames, cycled: the source's repetition (its buffer) stays small.
+    std::fprintf(stderr, "mimodet_flowgraph_bench: simulating 2 frames ...\n");
+    constexpr std::size_t kDistinct = 2;
+    std::vector<gr_complex> data;
+    std::vector<gr::tag_t> tags;
+    {
+        mimodet::ChannelSimulator simulator(sim);
+        mimodet::Frame f;
+        data.reserve(kDistinct * S * d.rx_items());
+        for (std::size_t k = 0; k < kDistinct; ++k) {
+            simulator.next_frame(f);
+            gr::tag_t h, n0;
+            h.offset = n0.offset = k * S;
+            h.key = pmt::intern(mimodet::kChannelTagKey);
+            h.value = pmt::init_c32vector(f.h.size(), f.h.data());
+            n0.key = pmt::intern(mimodet::kNoiseVarTagKey);
+            n0.value = pmt::from_double(f.n0);
+            tags.push_back(h);
+            tags.push_back(n0);
+            data.insert(data.end(), f.y.begin(), f.y.end());
+        }
+    }
+    const unsigned vlen = static_cast<unsigned>(d.rx_items());
+    auto src = gr::blocks::vector_source_c::make(data, true, vlen, tags);
+    data = std::vector<gr_complex>(); // the source holds its own copy
+    auto head = gr::blocks::head::make(sizeof(gr_complex) * vlen, frames * S);
+    if (opt.has("--buffer-items")) {
+        // GNU Radio sizes the buffers of large items to a few items, so the detector
+        // gets one or two symbols per call; this lets it batch more (in and out).
+        const int n = std::stoi(opt["buffer_n"]);
+        head->set_min_output_buffer(n);
+        det->set_min_output_buffer(n);
+    }
+    auto sink = gr::blocks::null_sink::make(sizeof(float) * d.llr_items());
+
+    rep.frames = frames;
+    rep.items = static_cast<double>(frames * S);
+    rep.bits = rep.items * static_cast<double>(d.llr_items());
+    print_header(rep);
+    auto connect = [&](const gr::top_block_sptr& tb) {
+        src->rewind();
+        head->reset();
+        for (const gr::block_sptr& b :
+             { gr::block_sptr(src), gr::block_sptr(head), gr::block_sptr(det) })
+            unlimit_buffers(b);
+        tb->connect(src, 0, head, 0);
+        tb->connect(head, 0, det, 0);
+        tb->connect(det, 0, sink, 0);
+    };
+    time_runs(
+        rep,
+        reps,
+        [&] {
+            return run_flowgraph(
+                connect, det, [&] { return det->channel_updates(); }, 1.0);
+        },
+        [&](const Run& r) {
+            if (r.count != frames)
+                throw std::runtime_error("the detector saw " + std::to_string(r.count) +
+                                         " channel updates, not " +
+                                         std::to_string(frames) + " (one per frame)");
+        });
+}
+
+// --block ofdm
+
+mimodet::OfdmConfig lte20(std::size_t users)
+{
+    mimodet::OfdmConfig o; // as mimodet_rx_bench's lte20(): 2048-point FFT at 30.72 MS/s
+    o.fft_size = 2048;
+    o.cp_length = 144;
+    o.num_subcarriers = 1200;
+    o.num_data_symbols = 14;
+    o.num_users = users;
+    o.num_antennas = 16;
+    o.modulation = mimodet::Modulation::qam16;
+    return o;
+}
+
+//! What is wrong with a frame layout, named by its options ("" when nothing); as
+//! mimodet_rx_bench's checks.
+std::string layout_problem(const mimodet::OfdmConfig& o)
+{
+    const auto n = [](std::size_t v) { return std::to_string(v); };
+    if (o.fft_size < 8)
+        return "--fft: expected at least 8, got " + n(o.fft_size);
+    if (o.num_subcarriers % 2 || o.num_subcarriers >= o.fft_size)
+        return "--subcarriers: expected an even number below --fft " + n(o.fft_size) +
+               ", got " + n(o.num_subcarriers);
+    if (o.cp_length >= o.fft_size)
+        return "--cp: expected less than --fft " + n(o.fft_size) + ", got " +
+               n(o.cp_length);
+    const mimodet::UplinkChannelConfig channel; // the simulated stream's multipath
+    const std::size_t spread = (channel.num_taps - 1) * channel.tap_spacing;
+    if (o.cp_length < spread)
+        return "--cp: expected at least the simulated channel's delay spread, " +
+               n(spread) + " samples, got " + n(o.cp_length);
+    if (o.num_users > o.num_subcarriers / 2)
+        return "--users " + n(o.num_users) +
+               ": at most --subcarriers / 2 = " + n(o.num_subcarriers / 2) +
+               " (each user's pilot comb needs two subcarriers)";
+    if (o.num_users > o.num_antennas)
+        return "--users " + n(o.num_users) + " exceeds --antennas " + n(o.num_antennas) +
+               " (the detector needs users <= antennas)";
+    return "";
+}
+
+mimodet::OfdmConfig ofdm_config(const Options& opt)
+{
+    mimodet::OfdmConfig o;
+    o.num_antennas = parse_integer("--antennas", opt["--antennas"], 1);
+    o.num_users = parse_integer("--users", opt["--users"], 1);
+    o.fft_size = parse_integer("--fft", opt["--fft"], 1);
+    o.cp_length = parse_integer("--cp", opt["--cp"], 0);
+    o.num_subcarriers = parse_integer("--subcarriers", opt["--subcarriers"], 1);
+    o.num_data_symbols = parse_integer("--symbols", opt["--symbols"], 1);
+    o.modulation = mimodet::parse_modulation(opt["--modulation"]);
+    return o;
+}
+
+void bench_ofdm(const Options& opt, Report& rep)
+{
+    const mimodet::OfdmConfig o = ofdm_config(opt);
+    const int iterations = std::stoi(opt["iterations_n"]),
+              reps = std::stoi(opt["reps_n"]);
+    const auto frames = static_cast<std::size_t>(std::stoull(opt["frames_n"]));
+    rep.rate = parse_positive("--rate", opt["--rate"]);
+    auto det =
+        gr::mimodet::ofdm_uplink_detector::make(static_cast<int>(o.num_antennas),
+                                                static_cast<int>(o.num_users),
+                                                static_cast<int>(o.fft_size),
+                                                static_cast<int>(o.cp_length),
+                                                static_cast<int>(o.num_subcarriers),
+                                                static_cast<int>(o.num_data_symbols),
+                                                opt["--modulation"],
+                                                opt["--mode"],
+                                                iterations,
+                                                opt["--backend"],
+                                                rep.rate);
+    rep.implementation = det->implementation();
+
+    // Up to four distinct frames, as mimodet_rx_bench's make_capture: each after its own
+    // stretch of noise, alternating carrier offsets.
+    const std::size_t distinct = std::min<std::size_t>(frames, 4);
+    std::fprintf(
+        stderr, "mimodet_flowgraph_bench: simulating %zu frames ...\n", distinct);
+    std::vector<std::vector<gr_complex>> stream(o.num_antennas);
+    std::vector<std::size_t> length(distinct);
+    for (std::size_t f = 0; f < distinct; ++f) {
+        mimodet::UplinkChannelConfig ch;
+        ch.snr_db = 20.0;
+        ch.cfo = 0.2 * (f % 2 ? -1.0 : 1.0);
+        ch.lead_samples = 64 + 97 * f;
+        ch.seed = 2024 + f;
+        mimodet::UplinkFrame s;
+        mimodet::UplinkSimulator(o, ch).next_frame(s);
+        length[f] = s.rx[0].size();
+        for (std::size_t b = 0; b < o.num_antennas; ++b)
+            stream[b].insert(stream[b].end(), s.rx[b].begin(), s.rx[b].end());
+    }
+    std::uint64_t samples = 0; // per antenna: the frames' streams head lets through
+    for (std::size_t f = 0; f < frames; ++f)
+        samples += length[f % distinct];
+    std::vector<gr::blocks::vector_source_c::sptr> sources;
+    std::vector<gr::blocks::head::sptr> heads;
+    for (auto& s : stream) {
+        sources.push_back(gr::blocks::vector_source_c::make(s, true));
+        heads.push_back(gr::blocks::head::make(sizeof(gr_complex), samples));
+        s = std::vector<gr_complex>(); // the source holds its own copy
+    }
+    const mimodet::Dims d = o.dims();
+    auto sink = gr::blocks::null_sink::make(sizeof(float) * d.llr_items());
+
+    rep.frames = frames;
+    rep.samples = static_cast<double>(samples);
+    rep.items = static_cast<double>(frames * o.num_data_symbols);
+    rep.bits = rep.items * static_cast<double>(d.llr_items());
+    print_header(rep);
+    auto connect = [&](const gr::top_block_sptr& tb) {
+        for (std::size_t b = 0; b < o.num_antennas; ++b) {
+            sources[b]->rewind();
+            heads[b]->reset();
+            unlimit_buffers(sources[b]);
+            unlimit_buffers(heads[b]);
+            tb->connect(sources[b], 0, heads[b], 0);
+            tb->connect(heads[b], 0, det, static_cast<int>(b));
+        }
+        unlimit_buffers(det);
+        tb->connect(det, 0, sink, 0);
+    };
+    time_runs(
+        rep,
+        reps,
+        [&] {
+            return run_flowgraph(
+                connect,
+                det,
+                [&] { return det->frames(); },
+                static_cast<double>(o.num_data_symbols));
+        },
+        [&](const Run& r) {
+            if (r.count != frames)
+                throw std::runtime_error("the detector found " + std::to_string(r.count) +
+                                         " of " + std::to_string(frames) + " frames");
+        });
+}
+
+void usage()
+{
+    std::cout
+        << "usage: mimodet_flowgraph_bench --block mmse|ofdm [--backend auto|cpu|cuda]\n"
+           "         [--frames F] [--reps R] [--mode chol|cg|cr|zf] [--iterations I]\n"
+           "         [--modulation qpsk|16qam|64qam|256qam] [--work-time on|off]\n"
+           "         [--json FILE]\n"
+           "  mmse: [--config target|nr-slot] [--antennas B] [--users U]\n"
+           "        [--subcarriers N] [--symbols S (items per frame)] [--streams S]\n"
+           "        [--buffer-items N (the detector's buffers, in and out; default:\n"
+           "         GNU Radio's choice, a few items of this size)]\n"
+           "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
+           "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
+           "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
+           "null_sink)\nand reports its throughput: median of --reps runs after a "
+           "warm-up.\n"
+           "Configurations (explicit options override their values):\n"
+           "  target   128x16, 1024 subcarriers x 64 symbols, 16qam (the default, mmse)\n"
+           "  nr-slot  64x16, 3276 subcarriers x 14 symbols, 16qam\n"
+           "  lte20    16 antennas x 6 users, FFT 2048, CP 144, 1200 subcarriers,\n"
+           "           14 data symbols, 16qam, 30.72 MS/s (the default, ofdm)\n"
+           "Defaults: --backend auto --frames 50 (mmse) or 64 (ofdm) --reps 5 --mode "
+           "chol\n"
+           "--iterations 3 --streams 3. --work-time on turns on GNU Radio's performance\n"
+           "counters (wall clock) in this process for the block's time in work();\n"
+           "the environment (GR_CONF_PERFCOUNTERS_ON=0) still overrides. See the "
+           "comment\n"
+           "at the top of bench/mimodet_flowgraph_bench.cc.\n";
+}
+
+//! Fills in the configuration's values where no option gave one.
+void apply_config(Options& opt, const std::string& block)
+{
+    std::map<std::string, std::string> preset;
+    const std::string config = opt["--config"];
+    if (block == "mmse") {
+        if (config == "target")
+            preset = { { "--antennas", "128" },
+                       { "--users", "16" },
+                       { "--subcarriers", "1024" },
+                       { "--symbols", "64" } };
+        else if (config == "nr-slot")
+            preset = { { "--antennas", "64" },
+                       { "--users", "16" },
+                       { "--subcarriers", "3276" },
+                       { "--symbols", "14" } };
+        else
+            throw UsageError(
+                "--config: expected target or nr-slot for --block mmse, got '" + config +
+                "'");
+    } else {
+        if (config != "lte20")
+            throw UsageError("--config: expected lte20 for --block ofdm, got '" + config +
+                             "'");
+        const mimodet::OfdmConfig o = lte20(6);
+        preset = { { "--antennas", std::to_string(o.num_antennas) },
+                   { "--users", std::to_string(o.num_users) },
+                   { "--fft", std::to_string(o.fft_size) },
+                   { "--cp", std::to_string(o.cp_length) },
+                   { "--subcarriers", std::to_string(o.num_subcarriers) },
+                   { "--symbols", std::to_string(o.num_data_symbols) },
+                   { "--rate", "30.72e6" } };
+    }
+    for (const auto& [key, value] : preset)
+        if (!opt.has(key))
+            opt.value[key] = value;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        Options opt;
+        opt.value = { { "--backend", "auto" },     { "--reps", "5" },
+                      { "--mode", "chol" },        { "--iterations", "3" },
+                      { "--modulation", "16qam" }, { "--streams", "3" },
+                      { "--work-time", "on" } };
+        const std::vector<std::string> known{
+            "--block",    "--config",     "--backend",     "--frames",      "--reps",
+            "--mode",     "--iterations", "--modulation",  "--work-time",   "--json",
+            "--antennas", "--users",      "--subcarriers", "--symbols",     "--streams",
+            "--fft",      "--cp",         "--rate",        "--buffer-items"
+        };
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            if (a == "-h" || a == "--help") {
+                usage();
+                return 0;
+            }
+            if (std::find(known.begin(), known.end(), a) == known.end())
+                throw UsageError(a.rfind("-", 0) == 0
+                                     ? "unknown option '" + a + "' (see --help)"
+                                     : "unexpected argument '" + a + "' (see --help)");
+            if (i + 1 >= argc)
+                throw UsageError(a + ": needs a value (see --help)");
+            opt.value[a] = argv[++i];
+            opt.given[a] = true;
+        }
+        // Every option is checked here, before anything is simulated.
+        if (!opt.has("--block"))
+            throw UsageError("--block is missing: mmse or ofdm (see --help)");
+        const std::string block = opt["--block"];
+        if (block != "mmse" && block != "ofdm")
+            throw UsageError("--block: expected mmse or ofdm, got '" + block + "'");
+        const bool ofdm = block == "ofdm";
+        for (const char* o :
+             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
+                  : std::vector<const char*>{ "--fft", "--cp", "--rate" })
+            if (opt.has(o))
+                throw UsageError(std::string(o) + " applies to --block " +
+                                 (ofdm ? "mmse" : "ofdm") + " only");
+        const std::string backend = opt["--backend"];
+        if (backend != "auto" && backend != "cpu" && backend != "cuda")
+            throw UsageError("--backend: expected auto, cpu or cuda, got '" + backend +
+                             "'");
+        if (backend == "cpu" && opt.has("--streams"))
+            throw UsageError("--streams applies to the cuda backend (and auto) only");
+        if (!opt.has("--config"))
+            opt.value["--config"] = ofdm ? "lte20" : "target";
+        apply_config(opt, block);
+        if (!opt.has("--frames"))
+            opt.value["--frames"] = ofdm ? "64" : "50";
+        opt.value["frames_n"] =
+            std::to_string(parse_integer("--frames", opt["--frames"], 1));
+        opt.value["reps_n"] = std::to_string(parse_integer("--reps", opt["--reps"], 1));
+        opt.value["iterations_n"] =
+            std::to_string(parse_integer("--iterations", opt["--iterations"], 1));
+        if (opt.has("--buffer-items"))
+            opt.value["buffer_n"] =
+                std::to_string(parse_integer("--buffer-items", opt["--buffer-items"], 1));
+        opt.value["streams_n"] =
+            std::to_string(parse_integer("--streams", opt["--streams"], 1));
+        try {
+            mimodet::parse_detector_mode(opt["--mode"]);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--mode: ") + e.what());
+        }
+        try {
+            mimodet::parse_modulation(opt["--modulation"]);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--modulation: ") + e.what());
+        }
+        const std::string work_time = opt["--work-time"];
+        if (work_time != "on" && work_time != "off")
+            throw UsageError("--work-time: expected on or off, got '" + work_time + "'");
+        if (opt.has("--json"))
+            check_writable("--json", opt["--json"]);
+
+        // The layout, checked and named; a configuration keeps its name while only the
+        // mode or the modulation differ (mimodet_bench's and mimodet_rx_bench's names).
+        Report rep;
+        rep.block = block;
+        rep.backend = backend;
+        const std::string mode = opt["--mode"], mod = opt["--modulation"];
+        const auto B =
+            static_cast<std::size_t>(parse_integer("--antennas", opt["--antennas"], 1));
+        const auto U =
+            static_cast<std::size_t>(parse_integer("--users", opt["--users"], 1));
+        const std::string BxU = std::to_string(B) + "x" + std::to_string(U);
+        bool custom = false;
+        for (const char* o : { "--antennas",
+                               "--users",
+                               "--subcarriers",
+                               "--symbols",
+                               "--fft",
+                               "--cp",
+                               "--rate" })
+            custom = custom || (opt.has(o) && !(ofdm && std::string(o) == "--users"));
+        if (ofdm) {
+            const mimodet::OfdmConfig o = ofdm_config(opt);
+            const std::string problem = layout_problem(o);
+            if (!problem.empty())
+                throw UsageError(problem);
+            try {
+                o.validate();
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(e.what());
+            }
+            char rate_text[32];
+            std::snprintf(rate_text,
+                          sizeof rate_text,
+                          "%g",
+                          parse_positive("--rate", opt["--rate"]) * 1e-6);
+            rep.config = (custom ? "custom-" : "lte20-") + BxU + "-" + mod;
+            rep.describe = "FFT " + opt["--fft"] + ", CP " + opt["--cp"] + ", " +
+                           opt["--subcarriers"] + " subcarriers x " + opt["--symbols"] +
+                           " data symbols, " + mode + ", " + rate_text + " MS/s";
+        } else {
+            parse_integer("--subcarriers", opt["--subcarriers"], 1);
+            parse_integer("--symbols", opt["--symbols"], 1);
+            if (U > B)
+                throw UsageError("--users " + std::to_string(U) + " exceeds --antennas " +
+                                 std::to_string(B) +
+                                 " (the detector needs users <= antennas)");
+            const std::string nxs = opt["--subcarriers"] + "x" + opt["--symbols"];
+            if (custom)
+                rep.config = "custom-" + BxU + "-" + mode + "-" + nxs;
+            else if (opt["--config"] == "target")
+                rep.config = "target-" + BxU + "-" + mode + "-" + nxs;
+            else
+                rep.config = "nr-slot-" + BxU + "-" + mode;
+            rep.describe = opt["--subcarriers"] + " subcarriers x " + opt["--symbols"] +
+                           " symbols per frame, " + mod;
+        }
+        // GNU Radio's item sizes are ints: one OFDM symbol in (mmse) and out must fit.
+        const double N = std::stod(opt["--subcarriers"]),
+                     Q = double(mimodet::bits_per_symbol(
+                         mimodet::parse_modulation(opt["--modulation"])));
+        for (const auto& [bytes, what] :
+             { std::pair<double, const char*>{ ofdm ? 0.0 : N * B * 8, "input" },
+               { N * U * Q * 4, "output (LLR)" } })
+            if (bytes > INT_MAX) {
+                char size[32];
+                std::snprintf(size, sizeof size, "%.3g", bytes / 1073741824.0);
+                throw UsageError("--subcarriers " + opt["--subcarriers"] + ": an " +
+                                 what + " item of " + size +
+                                 " GiB is over GNU Radio's item size limit of 2 GiB");
+            }
+        if (mode == "cg" || mode == "cr")
+            rep.describe += ", " + opt["--iterations"] + " iterations";
+        if (opt.has("--buffer-items"))
+            rep.describe += ", buffers of >= " + opt["buffer_n"] + " items";
+
+        if (work_time == "on") {
+            // The block's time in work(): wall clock, not the thread's CPU time (the
+            // configuration's default), which misses waits on the GPU and on workers.
+            gr::prefs::singleton()->set_bool("PerfCounters", "on", true);
+            gr::prefs::singleton()->set_string("PerfCounters", "clock", "monotonic");
+        }
+        if (ofdm)
+            bench_ofdm(opt, rep);
+        else
+            bench_mmse(opt, rep);
+        print_row(rep, "median", median_run(rep.runs));
+        if (opt.has("--json"))
+            write_json(opt["--json"], rep, opt);
+        return 0;
+    } catch (const UsageError& e) {
+        std::cerr << "mimodet_flowgraph_bench: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "mimodet_flowgraph_bench: " << e.what() << "\n";
+        return 1;
+    }
+}
