@@ -74,7 +74,19 @@ mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
 {
     rebuild_detector(config);
     set_tag_propagation_policy(TPP_ALL_TO_ALL);
+    d_h.reserve(config.dims().channel_items()); // one allocation: it may be page-locked
 }
+
+bool mmse_detector_impl::stop()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    d_pins.release(); // before GNU Radio frees its buffers
+    return true;
+}
+
+namespace {
+bool on_gpu(const ::mimodet::Detector& d) { return d.name().rfind("cuda", 0) == 0; }
+} // namespace
 
 void mmse_detector_impl::rebuild_detector(const core::DetectorConfig& config)
 {
@@ -204,6 +216,8 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
             }
             const auto& values = pmt::c32vector_elements(tag.value);
             d_h.assign(values.begin(), values.end());
+            if (on_gpu(*d_detector)) // set_channel then uploads it by DMA
+                d_pins.pin(d_h.data(), d_h.size() * sizeof(d_h[0]), d_logger);
             d_have_h = true;
             changed = true;
         } else if (key == core::kNoiseVarTagKey) {
@@ -248,6 +262,8 @@ int mmse_detector_impl::work(int noutput_items,
     auto* out = static_cast<float*>(output_items[0]);
     const core::Dims dims = d_config.dims();
     const uint64_t first = nitems_read(0);
+    if (on_gpu(*d_detector))
+        d_pins.pin_stream_buffers(*this, d_logger);
 
     // Group the channel and N0 tags of this call by the item they apply to.
     std::vector<gr::tag_t> tags;

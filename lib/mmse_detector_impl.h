@@ -7,6 +7,7 @@
 #ifndef INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
 #define INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
 
+#include "pinned_buffers.h"
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <mimodet/detector.h>
 #include <memory>
@@ -35,6 +36,7 @@ private:
     bool d_warned_bad_inputs = false;
 
     ::mimodet::DetectorStats d_past_stats; // counters of detectors replaced by setters
+    pinned_buffers d_pins; // GPU: the stream buffers and d_h, read and written by DMA
 
     void rebuild_detector(const ::mimodet::DetectorConfig& config);
     ::mimodet::DetectorStats stats() const; // cumulative; caller holds d_mutex
@@ -56,6 +58,7 @@ public:
     std::uint64_t unusable_user_channels() const override;
     std::uint64_t erased_items() const override;
 
+    bool stop() override;
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
              gr_vector_void_star& output_items) override;

@@ -125,6 +125,16 @@ protected:
 //! True when this build has a GPU backend and a GPU is usable right now.
 bool gpu_available(std::string* why_not = nullptr);
 
+/*! Page-locks [p, p + bytes) for the GPU backend (cudaHostRegister, for every device), so
+ * that detect() reads y from it and writes LLRs into it by DMA instead of through its
+ * staging buffers and a host copy each way. For buffers that live long and are used for
+ * many calls (a GNU Radio block's stream buffers); registering costs about as much as
+ * copying the range once. False, with the reason, when there is no GPU backend or the
+ * driver refuses; the memory then works as before, only slower. Pair with
+ * unpin_host_memory(p) before the memory is freed. */
+bool pin_host_memory(const void* p, std::size_t bytes, std::string* why_not = nullptr);
+void unpin_host_memory(const void* p);
+
 /*! Builds the detector for config.backend: cpu; cuda (throws std::runtime_error naming
  * the reason when no GPU backend is usable, e.g. a listed device that does not exist);
  * automatic (the GPU if usable, else the CPU, and *fallback_reason receives why). On the

@@ -113,6 +113,34 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes)
 }
 
 namespace {
+// Changes whenever host memory is registered or unregistered: part of every graph's key,
+// so that no graph captured with copies from or to registered host memory is replayed
+// after that memory was unregistered (and perhaps registered again at the same address).
+std::atomic<std::uint64_t> g_registration_epoch{ 0 };
+std::uint64_t registration_epoch() { return g_registration_epoch.load(); }
+} // namespace
+
+bool register_host_memory(const void* p, std::size_t bytes, std::string* why_not)
+{
+    const cudaError_t err =
+        cudaHostRegister(const_cast<void*>(p), bytes, cudaHostRegisterPortable);
+    ++g_registration_epoch;
+    if (err == cudaSuccess)
+        return true;
+    cudaGetLastError(); // not sticky: the process's CUDA state stays usable
+    if (why_not)
+        *why_not = std::string("cudaHostRegister: ") + cudaGetErrorString(err);
+    return false;
+}
+
+void unregister_host_memory(const void* p)
+{
+    ++g_registration_epoch;
+    if (cudaHostUnregister(const_cast<void*>(p)) != cudaSuccess)
+        cudaGetLastError(); // not registered: nothing to undo
+}
+
+namespace {
 
 KernelMode kernel_mode(DetectorMode m)
 {
@@ -603,7 +631,8 @@ struct CudaDetector::Impl {
         static_assert(sizeof(EqualizeArgs) == 192,
                       "a new field of EqualizeArgs belongs in its graph key");
         GraphKey k = outputs;
-        k.add(a.y)
+        k.add(registration_epoch())
+            .add(a.y)
             .add(a.num_symbols)
             .add(a.num_subcarriers)
             .add(a.num_antennas)

@@ -25,6 +25,10 @@ constexpr std::size_t kMaxAntennas = 256;
 
 //! Number of usable CUDA devices; 0 with the reason when none.
 int device_count(std::string* why_not = nullptr);
+//! cudaHostRegister (portable) of caller memory; false with the driver's reason.
+bool register_host_memory(const void* p, std::size_t bytes, std::string* why_not);
+//! Undoes register_host_memory(p); nothing when p was not registered.
+void unregister_host_memory(const void* p);
 //! "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)" or similar.
 std::string device_description(int device);
 //! Device and pinned host allocations the library has made so far in this process (all of

@@ -29,6 +29,28 @@ bool gpu_available(std::string* why_not)
 #endif
 }
 
+bool pin_host_memory(const void* p, std::size_t bytes, std::string* why_not)
+{
+#ifdef MIMODET_HAVE_CUDA
+    if (!gpu_available(why_not))
+        return false;
+    return cuda::register_host_memory(p, bytes, why_not);
+#else
+    (void)p;
+    (void)bytes;
+    return gpu_available(why_not);
+#endif
+}
+
+void unpin_host_memory(const void* p)
+{
+#ifdef MIMODET_HAVE_CUDA
+    cuda::unregister_host_memory(p);
+#else
+    (void)p;
+#endif
+}
+
 namespace {
 
 //! The GPU detector, or nullptr with the reason when this configuration cannot use one.

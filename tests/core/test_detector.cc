@@ -449,3 +449,18 @@ TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
         }
     }
 }
+
+TEST(Detector, PinHostMemorySaysWhyWithoutAGpuBackend)
+{
+    std::vector<cf32> buffer(4096);
+    const std::size_t bytes = buffer.size() * sizeof(cf32);
+    std::string why_gpu, why_pin;
+    if (gpu_available(&why_gpu)) {
+        EXPECT_TRUE(pin_host_memory(buffer.data(), bytes, &why_pin)) << why_pin;
+        unpin_host_memory(buffer.data());
+    } else {
+        EXPECT_FALSE(pin_host_memory(buffer.data(), bytes, &why_pin));
+        EXPECT_EQ(why_pin, why_gpu); // the same reason as gpu_available's
+    }
+    unpin_host_memory(nullptr); // never registered: nothing happens
+}

@@ -16,11 +16,13 @@
 #include <gtest/gtest.h>
 #include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
+#include <mimodet/detector.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 using namespace mimodet;
@@ -872,6 +874,43 @@ TEST(CudaDetector, SetChannelReturnsOnceHIsReadAndCountsItsStatusLater)
             EXPECT_EQ(s.unusable_user_channels, want.stats.unusable_user_channels)
                 << what;
         }
+}
+
+TEST(CudaDetector, CallerMemoryRegisteredAgainAtTheSameAddressIsNotReplayedStale)
+{
+    // GNU Radio frees a flowgraph's buffers and the next flowgraph's mmap often gets the
+    // same addresses; the block page-locks them again (pin_host_memory). Graphs captured
+    // with copies from and to the old registration must not be replayed (they faulted
+    // the GPU): every (un)registration changes the graphs' keys.
+    SKIP_WITHOUT_GPU();
+    const Case c{ 32, 4, 16, 12, Modulation::qam16, DetectorMode::chol, 3, 15.0, 0.0 };
+    const Dims d = config_of(c, Backend::cpu).dims();
+    cuda::EngineOptions opt;
+    opt.streams = 2;
+    opt.chunk_bytes = 4 * d.rx_items() * sizeof(cf32);
+    cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+    const Frame f = frame_of(c, 91);
+    std::vector<float> want(c.nsym * d.llr_items());
+    gpu.set_channel(f.h.data(), f.n0);
+    gpu.detect(f.y.data(), c.nsym, want.data()); // staged: the reference
+    const std::size_t y_bytes = f.y.size() * sizeof(cf32);
+    const std::size_t llr_bytes = want.size() * sizeof(float);
+    for (int round = 0; round < 3; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        std::vector<cf32> y(f.y);
+        std::vector<float> llr(want.size(), NAN);
+        std::string why;
+        ASSERT_TRUE(pin_host_memory(y.data(), y_bytes, &why)) << why;
+        ASSERT_TRUE(pin_host_memory(llr.data(), llr_bytes, &why)) << why;
+        for (int call = 0; call < 3; ++call) { // first sight, capture, replay
+            std::fill(llr.begin(), llr.end(), NAN);
+            gpu.detect(y.data(), c.nsym, llr.data());
+            ASSERT_EQ(std::memcmp(llr.data(), want.data(), llr_bytes), 0)
+                << "call " << call << ": not the staged LLRs";
+        }
+        unpin_host_memory(y.data());
+        unpin_host_memory(llr.data());
+    }
 }
 
 TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
