@@ -14,6 +14,9 @@
  *                 on its first item (a repeating vector_source re-emits its tags on every
  *                 repetition); head passes --frames frames. Every frame must reach the
  *                 detector as a channel update (channel_updates()), else the run fails.
+ *                 --source replay: instead, a source that writes each slot of its
+ *                 buffer once (the buffer holds whole repetitions) and then only tags
+ *                 and counts, so that the detector block's own rate is measured.
  *   --block ofdm  B vector_source_c -> head -> ofdm_uplink_detector -> null_sink: each
  *                 antenna's stream of up to four distinct simulated frames, each after its
  *                 own stretch of noise (UplinkSimulator as mimodet_rx_bench), head passes
@@ -33,13 +36,16 @@
 // clang-format on
 
 #include "cli_args.h"
+#include <gnuradio/block_detail.h>
 #include <gnuradio/blocks/head.h>
+#include <gnuradio/buffer.h>
 #include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/high_res_timer.h>
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <gnuradio/prefs.h>
+#include <gnuradio/sync_block.h>
 #include <gnuradio/top_block.h>
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
@@ -56,6 +62,7 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -77,6 +84,61 @@ double median(std::vector<double> v)
 }
 
 //! One timed run of the flowgraph.
+/*! --source replay: a source of the frames that costs (almost) nothing, so that the
+ * detector block's own rate is measured rather than a copying source's. Its output buffer
+ * holds a whole number of repetitions (period items), so once the first pass has written
+ * every slot, each slot already holds the item that comes next there: later passes only
+ * attach the tags and count. Stops after `total` items. */
+class replay_source : public gr::sync_block
+{
+public:
+    replay_source(std::shared_ptr<const std::vector<gr_complex>> data,
+                  std::vector<gr::tag_t> tags,
+                  std::size_t vlen,
+                  std::size_t period,
+                  std::uint64_t total)
+        : gr::sync_block("replay_source",
+                         gr::io_signature::make(0, 0, 0),
+                         gr::io_signature::make(1, 1, sizeof(gr_complex) * vlen)),
+          d_data(std::move(data)),
+          d_tags(std::move(tags)),
+          d_vlen(vlen),
+          d_period(period),
+          d_total(total)
+    {
+    }
+    int work(int noutput_items, gr_vector_const_void_star&, gr_vector_void_star& out) override
+    {
+        const std::uint64_t first = nitems_written(0);
+        if (first >= d_total)
+            return WORK_DONE;
+        const int n = static_cast<int>(
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(noutput_items), d_total - first));
+        const std::uint64_t slots = detail()->output(0)->bufsize();
+        auto* dst = static_cast<gr_complex*>(out[0]);
+        for (int k = 0; k < n; ++k) {
+            const std::uint64_t item = first + static_cast<std::uint64_t>(k);
+            const std::size_t in_period = static_cast<std::size_t>(item % d_period);
+            // A slot is written on the first pass, or always when the buffer does not
+            // hold whole repetitions.
+            if (item < slots || slots % d_period != 0)
+                std::copy_n(d_data->data() + in_period * d_vlen,
+                            d_vlen,
+                            dst + static_cast<std::size_t>(k) * d_vlen);
+            for (const auto& t : d_tags)
+                if (t.offset == in_period)
+                    add_item_tag(0, item, t.key, t.value);
+        }
+        return n;
+    }
+
+private:
+    std::shared_ptr<const std::vector<gr_complex>> d_data; // [period][vlen]
+    std::vector<gr::tag_t> d_tags;                          // offsets within one period
+    std::size_t d_vlen, d_period;
+    std::uint64_t d_total;
+};
+
 struct Run {
     double seconds = 0;
     double work_s = -1;      //!< the detector's time in work(), -1 without counters
@@ -240,7 +302,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         << ",\n  \"symbols\": " << opt["--symbols"];
     if (rep.block == "mmse")
         out << ",\n  \"buffer_items\": "
-            << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
+            << (opt.has("--buffer-items") ? opt["buffer_n"] : "null")
+            << ",\n  \"source\": \"" << opt["--source"] << "\"";
     if (rep.block == "ofdm")
         out << ",\n  \"fft\": " << opt["--fft"] << ",\n  \"cp\": " << opt["--cp"]
             << ",\n  \"rate\": " << rep.rate;
@@ -324,7 +387,22 @@ void bench_mmse(const Options& opt, Report& rep)
         }
     }
     const unsigned vlen = static_cast<unsigned>(d.rx_items());
-    auto src = gr::blocks::vector_source_c::make(data, true, vlen, tags);
+    const bool replay = opt["--source"] == "replay";
+    std::shared_ptr<const std::vector<gr_complex>> replay_data;
+    std::size_t replay_slots = 0;
+    gr::blocks::vector_source_c::sptr src;
+    if (replay) {
+        replay_data = std::make_shared<const std::vector<gr_complex>>(std::move(data));
+        // a whole number of repetitions, at least what --buffer-items asks
+        const std::size_t period = kDistinct * S;
+        replay_slots = period;
+        if (opt.has("--buffer-items"))
+            replay_slots *=
+                (static_cast<std::size_t>(std::stoi(opt["buffer_n"])) + period - 1) /
+                period;
+    } else {
+        src = gr::blocks::vector_source_c::make(data, true, vlen, tags);
+    }
     data = std::vector<gr_complex>(); // the source holds its own copy
     auto head = gr::blocks::head::make(sizeof(gr_complex) * vlen, frames * S);
     if (opt.has("--buffer-items")) {
@@ -341,6 +419,20 @@ void bench_mmse(const Options& opt, Report& rep)
     rep.bits = rep.items * static_cast<double>(d.llr_items());
     print_header(rep);
     auto connect = [&](const gr::top_block_sptr& tb) {
+        if (replay) {
+            // a fresh source each run: it counts its items from 0
+            auto fresh = std::make_shared<replay_source>(replay_data,
+                                                         tags,
+                                                         vlen,
+                                                         kDistinct * S,
+                                                         static_cast<std::uint64_t>(frames * S));
+            fresh->set_min_output_buffer(static_cast<long>(replay_slots));
+            for (const gr::block_sptr& b : { gr::block_sptr(fresh), gr::block_sptr(det) })
+                unlimit_buffers(b);
+            tb->connect(fresh, 0, det, 0);
+            tb->connect(det, 0, sink, 0);
+            return;
+        }
         src->rewind();
         head->reset();
         for (const gr::block_sptr& b :
@@ -519,6 +611,8 @@ void usage()
            "        [--subcarriers N] [--symbols S (items per frame)] [--streams S]\n"
            "        [--buffer-items N (the detector's buffers, in and out; default:\n"
            "         GNU Radio's choice, a few items of this size)]\n"
+           "        [--source vector|replay (vector: vector_source + head, a copy each;\n"
+           "         replay: writes its buffer once, then only tags: the block's rate)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
            "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
@@ -590,7 +684,7 @@ int main(int argc, char** argv)
             "--block",    "--config",     "--backend",     "--frames",      "--reps",
             "--mode",     "--iterations", "--modulation",  "--work-time",   "--json",
             "--antennas", "--users",      "--subcarriers", "--symbols",     "--streams",
-            "--fft",      "--cp",         "--rate",        "--buffer-items"
+            "--fft",      "--cp",         "--rate",        "--buffer-items", "--source"
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -615,7 +709,7 @@ int main(int argc, char** argv)
             throw UsageError("--block: expected mmse or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
-             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
+             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items", "--source" }
                   : std::vector<const char*>{ "--fft", "--cp", "--rate" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
@@ -651,6 +745,11 @@ int main(int argc, char** argv)
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("--modulation: ") + e.what());
         }
+        if (!opt.has("--source"))
+            opt.value["--source"] = "vector";
+        if (opt["--source"] != "vector" && opt["--source"] != "replay")
+            throw UsageError("--source: expected vector or replay, got '" + opt["--source"] +
+                             "'");
         const std::string work_time = opt["--work-time"];
         if (work_time != "on" && work_time != "off")
             throw UsageError("--work-time: expected on or off, got '" + work_time + "'");
@@ -731,6 +830,8 @@ int main(int argc, char** argv)
             rep.describe += ", " + opt["--iterations"] + " iterations";
         if (opt.has("--buffer-items"))
             rep.describe += ", buffers of >= " + opt["buffer_n"] + " items";
+        if (!ofdm)
+            rep.describe += ", source " + opt["--source"];
 
         if (work_time == "on") {
             // The block's time in work(): wall clock, not the thread's CPU time (the
