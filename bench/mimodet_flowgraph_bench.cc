@@ -36,6 +36,7 @@
 // clang-format on
 
 #include "cli_args.h"
+#include "ofdm_configs.h"
 #include <gnuradio/block_detail.h>
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/buffer.h>
@@ -72,6 +73,8 @@ using mimodet::cli::check_writable;
 using mimodet::cli::parse_integer;
 using mimodet::cli::parse_positive;
 using mimodet::cli::UsageError;
+using mimodet::bench::layout_problem;
+using mimodet::bench::lte20;
 
 namespace {
 
@@ -458,47 +461,6 @@ void bench_mmse(const Options& opt, Report& rep)
 }
 
 // --block ofdm
-
-mimodet::OfdmConfig lte20(std::size_t users)
-{
-    mimodet::OfdmConfig o; // as mimodet_rx_bench's lte20(): 2048-point FFT at 30.72 MS/s
-    o.fft_size = 2048;
-    o.cp_length = 144;
-    o.num_subcarriers = 1200;
-    o.num_data_symbols = 14;
-    o.num_users = users;
-    o.num_antennas = 16;
-    o.modulation = mimodet::Modulation::qam16;
-    return o;
-}
-
-//! What is wrong with a frame layout, named by its options ("" when nothing); as
-//! mimodet_rx_bench's checks.
-std::string layout_problem(const mimodet::OfdmConfig& o)
-{
-    const auto n = [](std::size_t v) { return std::to_string(v); };
-    if (o.fft_size < 8)
-        return "--fft: expected at least 8, got " + n(o.fft_size);
-    if (o.num_subcarriers % 2 || o.num_subcarriers >= o.fft_size)
-        return "--subcarriers: expected an even number below --fft " + n(o.fft_size) +
-               ", got " + n(o.num_subcarriers);
-    if (o.cp_length >= o.fft_size)
-        return "--cp: expected less than --fft " + n(o.fft_size) + ", got " +
-               n(o.cp_length);
-    const mimodet::UplinkChannelConfig channel; // the simulated stream's multipath
-    const std::size_t spread = (channel.num_taps - 1) * channel.tap_spacing;
-    if (o.cp_length < spread)
-        return "--cp: expected at least the simulated channel's delay spread, " +
-               n(spread) + " samples, got " + n(o.cp_length);
-    if (o.num_users > o.num_subcarriers / 2)
-        return "--users " + n(o.num_users) +
-               ": at most --subcarriers / 2 = " + n(o.num_subcarriers / 2) +
-               " (each user's pilot comb needs two subcarriers)";
-    if (o.num_users > o.num_antennas)
-        return "--users " + n(o.num_users) + " exceeds --antennas " + n(o.num_antennas) +
-               " (the detector needs users <= antennas)";
-    return "";
-}
 
 mimodet::OfdmConfig ofdm_config(const Options& opt)
 {

@@ -32,6 +32,7 @@
 #include <cuda/ofdm/ofdm_chain.h>
 #endif
 #include "cli_args.h"
+#include "ofdm_configs.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,6 +52,8 @@ using mimodet::cli::check_writable;
 using mimodet::cli::parse_integer;
 using mimodet::cli::parse_positive;
 using mimodet::cli::UsageError;
+using mimodet::bench::layout_problem;
+using mimodet::bench::lte20;
 
 namespace {
 
@@ -59,19 +62,6 @@ struct RxConfig {
     OfdmConfig ofdm;
     double rate; //!< samples per second of the radio
 };
-
-OfdmConfig lte20(std::size_t users)
-{
-    OfdmConfig o; // LTE 20 MHz numerology: 2048-point FFT at 30.72 MS/s, 1200 subcarriers
-    o.fft_size = 2048;
-    o.cp_length = 144;
-    o.num_subcarriers = 1200;
-    o.num_data_symbols = 14;
-    o.num_users = users;
-    o.num_antennas = 16;
-    o.modulation = Modulation::qam16;
-    return o;
-}
 
 std::vector<RxConfig> builtin_configs()
 {
@@ -282,32 +272,6 @@ void usage()
            "               --users U --modulation qpsk|16qam|64qam|256qam --rate S/s\n";
 }
 
-//! What is wrong with a custom frame layout, named by its options ("" when nothing).
-std::string layout_problem(const OfdmConfig& o)
-{
-    const auto n = [](std::size_t v) { return std::to_string(v); };
-    if (o.fft_size < 8)
-        return "--fft: expected at least 8, got " + n(o.fft_size);
-    if (o.num_subcarriers % 2 || o.num_subcarriers >= o.fft_size)
-        return "--subcarriers: expected an even number below --fft " + n(o.fft_size) +
-               ", got " + n(o.num_subcarriers);
-    if (o.cp_length >= o.fft_size)
-        return "--cp: expected less than --fft " + n(o.fft_size) + ", got " +
-               n(o.cp_length);
-    const UplinkChannelConfig channel; // the simulated stream's multipath (make_capture)
-    const std::size_t spread = (channel.num_taps - 1) * channel.tap_spacing;
-    if (o.cp_length < spread)
-        return "--cp: expected at least the simulated channel's delay spread, " +
-               n(spread) + " samples, got " + n(o.cp_length);
-    if (o.num_users > o.num_subcarriers / 2)
-        return "--users " + n(o.num_users) +
-               ": at most --subcarriers / 2 = " + n(o.num_subcarriers / 2) +
-               " (each user's pilot comb needs two subcarriers)";
-    if (o.num_users > o.num_antennas)
-        return "--users " + n(o.num_users) + " exceeds --antennas " + n(o.num_antennas) +
-               " (the detector needs users <= antennas)";
-    return "";
-}
 
 } // namespace
 
