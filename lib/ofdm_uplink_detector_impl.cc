@@ -120,6 +120,8 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     std::vector<::mimodet::DetectedFrame> found;
     {
         std::lock_guard<std::mutex> lock(d_mutex);
+        if (d_chain->name().rfind("cuda", 0) == 0)
+            d_pins.pin_stream_buffers(*this, d_logger);
         found = d_chain->process(
             at, usable, static_cast<float*>(output_items[0]), max_frames, next);
         const auto now = std::chrono::steady_clock::now();
@@ -161,6 +163,7 @@ bool ofdm_uplink_detector_impl::stop()
 {
     std::lock_guard<std::mutex> lock(d_mutex);
     warn_once_about_bad_inputs(); // what the last second's frames erased
+    d_pins.release();             // before GNU Radio frees its buffers
     return true;
 }
 

@@ -7,6 +7,7 @@
 #ifndef INCLUDED_MIMODET_OFDM_UPLINK_DETECTOR_IMPL_H
 #define INCLUDED_MIMODET_OFDM_UPLINK_DETECTOR_IMPL_H
 
+#include "pinned_buffers.h"
 #include "receive_chain_common.h"
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <mimodet/uplink_detector.h>
@@ -28,6 +29,7 @@ private:
     std::atomic<double> d_last_cfo{ 0.0 }, d_last_n0{ 0.0 };
     std::atomic<std::uint64_t> d_erased_items{ 0 };
     mutable std::mutex d_mutex; // d_chain: work() against the counters' getters
+    pinned_buffers d_pins;      // GPU: the stream buffers, read and written by DMA
     bool d_warned_bad_inputs = false;
     // The detector's counters are read for the warning at most once a second (and at
     // stop): on the GPU a read waits for the chain's last frames and copies back every
