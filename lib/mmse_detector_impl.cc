@@ -84,9 +84,6 @@ bool mmse_detector_impl::stop()
     return true;
 }
 
-namespace {
-bool on_gpu(const ::mimodet::Detector& d) { return d.name().rfind("cuda", 0) == 0; }
-} // namespace
 
 void mmse_detector_impl::rebuild_detector(const core::DetectorConfig& config)
 {
@@ -112,6 +109,7 @@ void mmse_detector_impl::rebuild_detector(const core::DetectorConfig& config)
     }
     d_detector = std::move(detector);
     d_config = config;
+    d_on_gpu = d_detector->name().rfind("cuda", 0) == 0; // decided once, not per work()
 }
 
 core::DetectorStats mmse_detector_impl::stats() const
@@ -216,7 +214,7 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
             }
             const auto& values = pmt::c32vector_elements(tag.value);
             d_h.assign(values.begin(), values.end());
-            if (on_gpu(*d_detector)) // set_channel then uploads it by DMA
+            if (d_on_gpu) // set_channel then uploads it by DMA
                 d_pins.pin(d_h.data(), d_h.size() * sizeof(d_h[0]), d_logger);
             d_have_h = true;
             changed = true;
@@ -262,7 +260,7 @@ int mmse_detector_impl::work(int noutput_items,
     auto* out = static_cast<float*>(output_items[0]);
     const core::Dims dims = d_config.dims();
     const uint64_t first = nitems_read(0);
-    if (on_gpu(*d_detector))
+    if (d_on_gpu)
         d_pins.pin_stream_buffers(*this, d_logger);
 
     // Group the channel and N0 tags of this call by the item they apply to.

@@ -37,6 +37,7 @@ private:
 
     ::mimodet::DetectorStats d_past_stats; // counters of detectors replaced by setters
     pinned_buffers d_pins; // GPU: the stream buffers and d_h, read and written by DMA
+    bool d_on_gpu = false; // the detector runs on a GPU (set with it)
 
     void rebuild_detector(const ::mimodet::DetectorConfig& config);
     ::mimodet::DetectorStats stats() const; // cumulative; caller holds d_mutex

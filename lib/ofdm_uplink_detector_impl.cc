@@ -80,7 +80,8 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
           gr::io_signature::make(1, 1, sizeof(float) * chain->ofdm().dims().llr_items())),
       d_chain(std::move(chain)),
       d_config(d_chain->ofdm()),
-      d_gaps(samp_rate)
+      d_gaps(samp_rate),
+      d_on_gpu(d_chain->name().rfind("cuda", 0) == 0)
 {
     set_output_multiple(static_cast<int>(d_config.num_data_symbols));
     // N_data items per frame of samples: GNU Radio sizes the input buffers from it
@@ -120,7 +121,7 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     std::vector<::mimodet::DetectedFrame> found;
     {
         std::lock_guard<std::mutex> lock(d_mutex);
-        if (d_chain->name().rfind("cuda", 0) == 0)
+        if (d_on_gpu)
             d_pins.pin_stream_buffers(*this, d_logger);
         found = d_chain->process(
             at, usable, static_cast<float*>(output_items[0]), max_frames, next);

@@ -30,6 +30,7 @@ private:
     std::atomic<std::uint64_t> d_erased_items{ 0 };
     mutable std::mutex d_mutex; // d_chain: work() against the counters' getters
     pinned_buffers d_pins;      // GPU: the stream buffers, read and written by DMA
+    bool d_on_gpu;              // the chain runs on a GPU
     bool d_warned_bad_inputs = false;
     // The detector's counters are read for the warning at most once a second (and at
     // stop): on the GPU a read waits for the chain's last frames and copies back every
