@@ -8,7 +8,7 @@
 /* mimodet_flowgraph_bench: the blocks inside a real GNU Radio flowgraph (gr::top_block,
  * headless), so that a user can measure their own machine and so that the block's rate
  * can be set against the core's (mimodet_bench, mimodet_rx_bench) in the same run.
- *   --block mmse  vector_source_c -> head -> mmse_detector -> null_sink. The source
+ *   --block mmse  vector_source_c -> head -> mmse_detector -> sink. The source
  *                 repeats two simulated frames (ChannelSimulator as mimodet_bench: i.i.d.
  *                 Rayleigh, SNR 10 dB, seed 2024), each with its mimo_h and mimo_n0 tags
  *                 on its first item (a repeating vector_source re-emits its tags on every
@@ -29,6 +29,8 @@
  * "work s" is the detector's own time in work() (GNU Radio's performance counters, which
  * this program turns on for itself with the wall clock; --work-time off leaves the
  * configuration as it is, "-" when the counters are off); work% its share of the run.
+ * mmse's sink notes when LLRs arrive: "steady Mb/s" counts from its first call to its
+ * last, without the flowgraph's start (on a GPU the block page-locks its buffers then).
  * Reported: items/s, frames/s, detected Mb/s (LLR bits out), and for ofdm the real-time
  * factor (the samples' duration at --rate over the run's time). Table on stdout,
  * --json FILE.
@@ -142,10 +144,47 @@ private:
     std::uint64_t d_total;
 };
 
+/*! A null sink that notes when items arrive: the steady rate, from its first work() call
+ * to its last, leaves out the start of the flowgraph (buffers allocated and, on a GPU,
+ * page-locked; the first batch), which a short run would otherwise count in full. */
+class probe_sink : public gr::sync_block
+{
+public:
+    explicit probe_sink(std::size_t item_bytes)
+        : gr::sync_block("probe_sink",
+                         gr::io_signature::make(1, 1, item_bytes),
+                         gr::io_signature::make(0, 0, 0))
+    {
+    }
+    int work(int n, gr_vector_const_void_star&, gr_vector_void_star&) override
+    {
+        const auto now = Clock::now();
+        if (d_items == 0) {
+            d_first = now;
+            d_first_items = static_cast<std::uint64_t>(n);
+        }
+        d_last = now;
+        d_items += static_cast<std::uint64_t>(n);
+        return n;
+    }
+    void reset() { d_items = d_first_items = 0; }
+    //! Items per second after the first call's items; 0 when there was one call only.
+    double steady_rate() const
+    {
+        const double s = std::chrono::duration<double>(d_last - d_first).count();
+        return s > 0 ? static_cast<double>(d_items - d_first_items) / s : 0.0;
+    }
+
+private:
+    Clock::time_point d_first, d_last;
+    std::uint64_t d_items = 0, d_first_items = 0;
+};
+
 struct Run {
     double seconds = 0;
     double work_s = -1;      //!< the detector's time in work(), -1 without counters
     double per_call = 0;     //!< items (mmse) or frames (ofdm) per work() call
+    double steady_items_per_s = 0; //!< mmse: at the sink, after its first call
     std::uint64_t count = 0; //!< channel updates (mmse) or frames found (ofdm)
 };
 
@@ -218,12 +257,13 @@ void print_row(const Report& rep, const std::string& label, const Run& r)
                     share.c_str(),
                     per_call.c_str());
     else
-        std::printf("%-7s %10.4f %12.1f %10.2f %12.1f %10s %6s %12s\n",
+        std::printf("%-7s %10.4f %12.1f %10.2f %12.1f %12.1f %10s %6s %12s\n",
                     label.c_str(),
                     r.seconds,
                     rep.items / r.seconds,
                     rep.frames / r.seconds,
                     rep.bits / r.seconds * 1e-6,
+                    r.steady_items_per_s * rep.bits / rep.items * 1e-6,
                     work.c_str(),
                     share.c_str(),
                     per_call.c_str());
@@ -267,12 +307,13 @@ void print_header(const Report& rep)
                     "work%",
                     "frames/call");
     else
-        std::printf("%-7s %10s %12s %10s %12s %10s %6s %12s\n",
+        std::printf("%-7s %10s %12s %10s %12s %12s %10s %6s %12s\n",
                     "run",
                     "seconds",
                     "items/s",
                     "frames/s",
                     "Mb/s",
+                    "steady Mb/s",
                     "work s",
                     "work%",
                     "items/call");
@@ -322,6 +363,9 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         << ",\n  \"items_per_s\": " << rep.items / m.seconds
         << ",\n  \"frames_per_s\": " << rep.frames / m.seconds
         << ",\n  \"mbps\": " << rep.bits / m.seconds * 1e-6;
+    if (rep.block == "mmse")
+        out << ",\n  \"steady_mbps\": "
+            << m.steady_items_per_s * rep.bits / rep.items * 1e-6;
     if (rep.block == "ofdm")
         out << ",\n  \"samples_per_antenna\": " << rep.samples
             << ",\n  \"realtime_factor\": " << rep.samples / rep.rate / m.seconds;
@@ -398,11 +442,12 @@ void bench_mmse(const Options& opt, Report& rep)
         replay_data = std::make_shared<const std::vector<gr_complex>>(std::move(data));
         // a whole number of repetitions, at least what --buffer-items asks
         const std::size_t period = kDistinct * S;
-        replay_slots = period;
+        // GNU Radio makes the buffer at least 2 (history + 1) items for the detector
+        // (on a GPU it asks for room for two batches) and --buffer-items.
+        std::size_t want = 2 * (static_cast<std::size_t>(det->history()) + 1);
         if (opt.has("--buffer-items"))
-            replay_slots *=
-                (static_cast<std::size_t>(std::stoi(opt["buffer_n"])) + period - 1) /
-                period;
+            want = std::max(want, static_cast<std::size_t>(std::stoi(opt["buffer_n"])));
+        replay_slots = period * ((want + period - 1) / period);
     } else {
         src = gr::blocks::vector_source_c::make(data, true, vlen, tags);
     }
@@ -415,7 +460,7 @@ void bench_mmse(const Options& opt, Report& rep)
         head->set_min_output_buffer(n);
         det->set_min_output_buffer(n);
     }
-    auto sink = gr::blocks::null_sink::make(sizeof(float) * d.llr_items());
+    auto sink = std::make_shared<probe_sink>(sizeof(float) * d.llr_items());
 
     rep.frames = frames;
     rep.items = static_cast<double>(frames * S);
@@ -449,8 +494,11 @@ void bench_mmse(const Options& opt, Report& rep)
         rep,
         reps,
         [&] {
-            return run_flowgraph(
+            sink->reset();
+            Run r = run_flowgraph(
                 connect, det, [&] { return det->channel_updates(); }, 1.0);
+            r.steady_items_per_s = sink->steady_rate();
+            return r;
         },
         [&](const Run& r) {
             if (r.count != frames)

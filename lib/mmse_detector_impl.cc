@@ -16,6 +16,12 @@ namespace mimodet {
 
 namespace core = ::mimodet;
 
+namespace {
+// GPU: input bytes per batch (one call's submitted items), and a cap on items per batch.
+constexpr std::size_t kGpuBatchBytes = std::size_t(64) << 20;
+constexpr std::size_t kGpuMaxBatchItems = 1024;
+} // namespace
+
 mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         int num_users,
                                         int num_subcarriers,
@@ -74,13 +80,27 @@ mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
 {
     rebuild_detector(config);
     set_tag_propagation_policy(TPP_ALL_TO_ALL);
-    d_h.reserve(config.dims().channel_items()); // one allocation: it may be page-locked
+    if (d_on_gpu) {
+        // GNU Radio gives a stream of large vectors buffers of two or three items, so
+        // work() would see one or two symbols per call and the GPU would idle between
+        // calls. A block cannot size its input buffer; GNU Radio makes it at least
+        // 2 (history + 1) items, so a history of 2 batches asks for room for the batch
+        // in flight and the next one (the history items themselves are never read).
+        const std::size_t item = config.dims().rx_items() * sizeof(gr_complex);
+        const std::size_t batch =
+            std::clamp<std::size_t>(kGpuBatchBytes / item, 8, kGpuMaxBatchItems);
+        set_history(static_cast<unsigned>(2 * batch + 1));
+        // GNU Radio hands a block at most half of its output buffer per call.
+        set_min_output_buffer(static_cast<long>(4 * batch));
+        d_h_staged.resize(config.dims().channel_items());
+    }
 }
 
 bool mmse_detector_impl::stop()
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    d_pins.release(); // before GNU Radio frees its buffers
+    d_detector->complete(); // nothing may still be written into GNU Radio's buffers
+    d_pins.release();       // before GNU Radio frees them
     return true;
 }
 
@@ -100,8 +120,9 @@ void mmse_detector_impl::rebuild_detector(const core::DetectorConfig& config)
                            fallback_reason);
         });
     if (d_channel_valid)
-        detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+        detector->set_channel(channel_data(d_h), static_cast<float>(d_n0));
     if (d_detector) {
+        d_detector->complete(); // its batch in flight lands before it goes
         d_past_stats +=
             d_detector->stats(); // the counters stay cumulative across rebuilds
         if (d_channel_valid)
@@ -212,10 +233,7 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
                 d_have_h = false;
                 continue;
             }
-            const auto& values = pmt::c32vector_elements(tag.value);
-            d_h.assign(values.begin(), values.end());
-            if (d_on_gpu) // set_channel then uploads it by DMA
-                d_pins.pin(d_h.data(), d_h.size() * sizeof(d_h[0]), d_logger);
+            d_h = tag.value;
             d_have_h = true;
             changed = true;
         } else if (key == core::kNoiseVarTagKey) {
@@ -241,8 +259,32 @@ void mmse_detector_impl::apply_tags(const std::vector<gr::tag_t>& tags)
             core::kChannelTagKey,
             core::kNoiseVarTagKey,
             d_n0);
-    if (changed && d_channel_valid)
-        d_detector->set_channel(d_h.data(), static_cast<float>(d_n0));
+    if (changed && d_channel_valid) {
+        // The copy staged while the GPU worked, if it is this channel's: uploaded by DMA.
+        const bool staged = !d_h_staged.empty() && pmt::eq(d_h, d_h_staged_from);
+        d_detector->set_channel(staged ? d_h_staged.data() : channel_data(d_h),
+                                static_cast<float>(d_n0));
+    }
+    d_h_staged_from = pmt::PMT_NIL;
+}
+
+const core::cf32* mmse_detector_impl::channel_data(const pmt::pmt_t& h) const
+{
+    std::size_t n = 0;
+    return pmt::c32vector_elements(h, n); // the vector itself: pmt's other form copies
+}
+
+void mmse_detector_impl::stage_channel(const std::vector<gr::tag_t>& tags)
+{
+    const std::size_t expected = d_config.dims().channel_items();
+    for (const auto& tag : tags)
+        if (pmt::symbol_to_string(tag.key) == core::kChannelTagKey &&
+            pmt::is_c32vector(tag.value) && pmt::length(tag.value) == expected) {
+            d_pins.pin(d_h_staged.data(), expected * sizeof(core::cf32), d_logger);
+            std::copy_n(channel_data(tag.value), expected, d_h_staged.data());
+            d_h_staged_from = tag.value;
+            return;
+        }
 }
 
 void mmse_detector_impl::warn_once_about_bad_inputs()
@@ -256,45 +298,78 @@ int mmse_detector_impl::work(int noutput_items,
                              gr_vector_void_star& output_items)
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    const auto* in = static_cast<const core::cf32*>(input_items[0]);
-    auto* out = static_cast<float*>(output_items[0]);
     const core::Dims dims = d_config.dims();
+    // The first item not consumed yet (the history before it is never read).
+    const auto* in = static_cast<const core::cf32*>(input_items[0]) +
+                     static_cast<std::size_t>(history() - 1) * dims.rx_items();
+    auto* out = static_cast<float*>(output_items[0]);
     const uint64_t first = nitems_read(0);
     if (d_on_gpu)
         d_pins.pin_stream_buffers(*this, d_logger);
 
-    // Group the channel and N0 tags of this call by the item they apply to.
+    /* On the GPU, work() is pipelined by one call: items [0, d_in_flight) were submitted
+     * by the last call, their LLRs already on their way into this call's output slots.
+     * This call stages the next channel while they finish, waits for them, submits its
+     * own items and returns the finished ones, leaving its last batch in flight while
+     * GNU Radio moves on. Each item's LLRs go to its own output slot, so what is left in
+     * flight is where the next call expects it. */
+    int done = std::min(d_in_flight, noutput_items);
+
+    // Group the channel and N0 tags of the new items by the item they apply to.
     std::vector<gr::tag_t> tags;
-    get_tags_in_range(tags, 0, first, first + noutput_items);
+    get_tags_in_range(tags, 0, first + done, first + noutput_items);
     std::map<uint64_t, std::vector<gr::tag_t>> by_offset;
     for (auto& t : tags) {
         const std::string key = pmt::symbol_to_string(t.key);
         if (key == core::kChannelTagKey || key == core::kNoiseVarTagKey)
             by_offset[t.offset].push_back(t);
     }
+    if (d_in_flight > 0) {
+        if (!by_offset.empty())
+            stage_channel(by_offset.begin()->second); // while the GPU finishes
+        d_detector->complete();
+        if (d_in_flight >= noutput_items) { // no room for more: return finished items
+            d_in_flight -= noutput_items;
+            return noutput_items;
+        }
+    }
+    warn_once_about_bad_inputs(); // here nothing is in flight: stats() does not wait
 
-    int done = 0;
+    int in_flight_from = -1; // first item of the batch left in flight, if any
+    auto submit = [&](int from, int to) {
+        const std::size_t n = static_cast<std::size_t>(to - from);
+        if (d_detector->submit(in + static_cast<std::size_t>(from) * dims.rx_items(),
+                               n,
+                               out + static_cast<std::size_t>(from) * dims.llr_items()))
+            in_flight_from = from; // (a later submit or set_channel completes it)
+        else
+            in_flight_from = -1;
+    };
     auto process_until = [&](int end) {
         if (end <= done)
             return;
-        const std::size_t n = static_cast<std::size_t>(end - done);
-        float* llr = out + static_cast<std::size_t>(done) * dims.llr_items();
         if (d_channel_valid) {
-            d_detector->detect(
-                in + static_cast<std::size_t>(done) * dims.rx_items(), n, llr);
+            // Nothing finished to return yet: half now, so that this call returns
+            // something and the other half stays in flight.
+            if (d_on_gpu && done == 0 && end >= 2)
+                submit(0, end / 2), submit(end / 2, end);
+            else
+                submit(done, end);
         } else {
-            std::fill(llr, llr + n * dims.llr_items(), 0.0f);
-            d_erased_items += n;
+            float* llr = out + static_cast<std::size_t>(done) * dims.llr_items();
+            std::fill(llr, llr + static_cast<std::size_t>(end - done) * dims.llr_items(),
+                      0.0f);
+            d_erased_items += static_cast<std::uint64_t>(end - done);
         }
         done = end;
     };
 
     for (auto& [offset, group] : by_offset) {
         const int at = static_cast<int>(offset - first);
-        if (at > 0 && !d_seen_channel_tag)
+        if (at > done && !d_seen_channel_tag)
             break; // items before the first channel: refused below
         process_until(at);
-        apply_tags(group);
+        apply_tags(group); // a set_channel completes the batch in flight (still held)
     }
     if (!d_seen_channel_tag) {
         d_logger->error(
@@ -307,8 +382,13 @@ int mmse_detector_impl::work(int noutput_items,
         return WORK_DONE;
     }
     process_until(noutput_items);
-    warn_once_about_bad_inputs();
-    return noutput_items;
+    if (in_flight_from <= 0) { // all finished (CPU, unpinned buffers), or no progress
+        d_detector->complete();
+        d_in_flight = 0;
+        return noutput_items;
+    }
+    d_in_flight = noutput_items - in_flight_from;
+    return in_flight_from;
 }
 
 } // namespace mimodet

@@ -9,6 +9,7 @@
 
 #include "pinned_buffers.h"
 #include <gnuradio/mimodet/mmse_detector.h>
+#include <pmt/pmt.h>
 #include <mimodet/detector.h>
 #include <memory>
 #include <mutex>
@@ -25,8 +26,16 @@ private:
     mutable std::mutex
         d_mutex; // guards d_detector/d_config against setters from GUI threads
 
-    // The channel in force: kept so a mode change can re-apply it.
-    std::vector<::mimodet::cf32> d_h;
+    // The channel in force, the tag's own vector (not copied): a mode change re-applies
+    // it.
+    pmt::pmt_t d_h = pmt::PMT_NIL;
+    // GPU: a page-locked copy of the next call's first channel, made while the GPU still
+    // works on the batch in flight; set_channel then uploads it by DMA.
+    std::vector<::mimodet::cf32> d_h_staged;
+    pmt::pmt_t d_h_staged_from = pmt::PMT_NIL; // the tag value d_h_staged holds
+    // GPU: items at the front of the input whose detection was submitted in an earlier
+    // call and is not produced yet (their LLRs land in the output buffer's next slots).
+    int d_in_flight = 0;
     double d_n0 = -1.0; // < 0: no N0 tag seen yet
     bool d_have_h = false;
     bool d_seen_channel_tag = false; // any 'mimo_h' tag, valid or not
@@ -42,6 +51,9 @@ private:
     void rebuild_detector(const ::mimodet::DetectorConfig& config);
     ::mimodet::DetectorStats stats() const; // cumulative; caller holds d_mutex
     void apply_tags(const std::vector<gr::tag_t>& tags_at_offset);
+    const ::mimodet::cf32* channel_data(const pmt::pmt_t& h) const;
+    void stage_channel(const std::vector<gr::tag_t>& tags);
+    void complete_in_flight();
     void warn_once_about_bad_inputs();
 
 public:

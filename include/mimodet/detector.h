@@ -110,6 +110,20 @@ public:
     //! x_hat (optional): [n_symbols][N_sc][U], the linear estimate before bias removal.
     virtual void
     detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat = nullptr) = 0;
+    /*! detect() without waiting, where the backend can: returns true when the batch was
+     * only queued; its LLRs are then written, and y may be reused, once complete() has
+     * returned. Every other call of this detector (set_channel, detect, stats) waits
+     * for it first. One batch at a time: a second submit() completes the first. The GPU
+     * backend queues when y and llr are page-locked (pin_host_memory); otherwise, and on
+     * the CPU, it is detect() (false). A GNU Radio block uses this to let the GPU work
+     * on one call's items while the scheduler prepares the next call. */
+    virtual bool submit(const cf32* y, std::size_t n_symbols, float* llr)
+    {
+        detect(y, n_symbols, llr);
+        return false;
+    }
+    //! Waits for the batch of the last submit(), if any.
+    virtual void complete() {}
 
     virtual bool has_channel() const = 0;
     virtual DetectorStats stats() const = 0;

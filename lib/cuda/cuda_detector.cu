@@ -295,6 +295,13 @@ struct CudaDetector::Impl {
     cudaStream_t channel_stream = nullptr;
     cudaEvent_t h_read = nullptr, status_ready = nullptr;
     bool status_pending = false;
+    // The last enqueue() (detect, or a submit() until complete()): what drain() needs.
+    bool submitted = false; //!< a submit() is in flight
+    bool enqueued_direct = false;
+    std::size_t enqueued_symbols = 0, next_slot = 0;
+    float* enqueued_llr = nullptr;
+    cf32* enqueued_x_hat = nullptr;
+    cudaStream_t count_stream = nullptr;
     bool channel_stream_used = false; //!< by a host set_channel() not waited for yet
     float2* h_channel = nullptr;      // pinned staging of H
     std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
@@ -686,6 +693,7 @@ CudaDetector::~CudaDetector() = default;
 bool CudaDetector::has_channel() const { return d_impl->has_channel; }
 DetectorStats CudaDetector::stats() const
 {
+    const_cast<CudaDetector*>(this)->complete(); // a submitted batch's erasures count
     Impl& m = *d_impl;
     m.fold_channel_status();
     DetectorStats s = m.stats;
@@ -716,6 +724,7 @@ std::uint64_t CudaDetector::graph_replays() const { return d_impl->graphs.replay
 void CudaDetector::synchronize()
 {
     MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
+    complete();
     for (auto& s : d_impl->slots)
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(s.stream));
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(d_impl->channel_stream));
@@ -725,6 +734,7 @@ void CudaDetector::set_channel(const cf32* h, float n0)
 {
     Impl& m = *d_impl;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
     ++m.stats.channels;
     m.has_channel = true;
     const std::size_t nsc = m.dims.num_subcarriers;
@@ -774,6 +784,7 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
 {
     Impl& m = *d_impl;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
     if (!std::isfinite(n0) || n0 < 0.0f)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     // A host channel's preparation and status copy may still be queued: they write the
@@ -797,6 +808,7 @@ void CudaDetector::detect_device(
     if (!m.has_channel)
         throw std::logic_error(name() + ": detect_device() called before set_channel()");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
     cudaStream_t s = m.stream_or_default(stream);
     MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, m.last_use, 0));
     m.equalize(reinterpret_cast<const float2*>(d_y),
@@ -816,6 +828,45 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
     if (!m.has_channel)
         throw std::logic_error(name() + ": detect() called before set_channel()");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    // Pinned caller buffers are read and written by DMA directly; others go through the
+    // slots' pinned staging (a host copy each way).
+    const bool direct =
+        is_pinned(y) && is_pinned(llr) && (x_hat == nullptr || is_pinned(x_hat));
+    enqueue(y, n_symbols, llr, x_hat, direct);
+    drain();
+}
+
+bool CudaDetector::submit(const cf32* y, std::size_t n_symbols, float* llr)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": submit() called before set_channel()");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    if (!(is_pinned(y) && is_pinned(llr))) { // staged copies need the host: at once
+        enqueue(y, n_symbols, llr, nullptr, false);
+        drain();
+        return false;
+    }
+    enqueue(y, n_symbols, llr, nullptr, true);
+    d_impl->submitted = true;
+    return true;
+}
+
+void CudaDetector::complete()
+{
+    if (!d_impl->submitted)
+        return;
+    MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
+    d_impl->submitted = false;
+    drain();
+}
+
+void CudaDetector::enqueue(
+    const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat, bool direct)
+{
+    Impl& m = *d_impl;
     const Dims& d = m.dims;
     // A previous call that threw may have left chunks in flight: drain them, discard
     // them.
@@ -824,17 +875,18 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
             cudaStreamSynchronize(s.stream);
             s.busy = false;
         }
-    // Pinned caller buffers are read and written by DMA directly; others go through the
-    // slots' pinned staging (a host copy each way).
-    const bool direct =
-        is_pinned(y) && is_pinned(llr) && (x_hat == nullptr || is_pinned(x_hat));
+    m.enqueued_symbols = n_symbols;
+    m.enqueued_llr = llr;
+    m.enqueued_x_hat = x_hat;
+    m.enqueued_direct = direct;
     std::size_t next_slot = 0;
     for (std::size_t first = 0; first < n_symbols; first += m.chunk_symbols) {
         const std::size_t count = std::min(m.chunk_symbols, n_symbols - first);
         auto& s = m.slots[next_slot];
         next_slot = (next_slot + 1) % m.slots.size();
-        if (s.busy)
-            m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
+        // A direct chunk reuses its slot's device buffers in its stream's order: no wait.
+        if (s.busy && !direct)
+            m.finish_slot(s, llr, x_hat);
         // Row sizes on the device (dense) and row pitches in the caller's buffers.
         const std::size_t y_row = d.rx_items() * sizeof(cf32);
         const std::size_t llr_row = d.llr_items() * sizeof(float);
@@ -911,16 +963,30 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
         cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), count_stream));
     if (any_chunk)
         MIMODET_CUDA_CHECK(cudaEventRecord(last.done, count_stream));
-    // Drain in submission order.
+    m.next_slot = next_slot;
+    m.count_stream = count_stream;
+}
+
+void CudaDetector::drain()
+{
+    Impl& m = *d_impl;
+    const bool direct = m.enqueued_direct;
+    float* llr = direct ? nullptr : m.enqueued_llr;
+    cf32* x_hat = direct ? nullptr : m.enqueued_x_hat;
+    // In submission order.
+    bool any_chunk = false;
     for (std::size_t k = 0; k < m.slots.size(); ++k) {
-        auto& s = m.slots[(next_slot + k) % m.slots.size()];
-        if (s.busy)
-            m.finish_slot(s, direct ? nullptr : llr, direct ? nullptr : x_hat);
+        auto& s = m.slots[(m.next_slot + k) % m.slots.size()];
+        if (s.busy) {
+            any_chunk = true;
+            m.finish_slot(s, llr, x_hat);
+        }
     }
     if (!any_chunk) // no symbols: nothing drained
-        MIMODET_CUDA_CHECK(cudaStreamSynchronize(count_stream));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.count_stream));
     m.stats.bad_sample_vectors += *m.h_bad_samples;
-    m.stats.symbols += n_symbols;
+    m.stats.symbols += m.enqueued_symbols;
+    m.enqueued_symbols = 0;
 }
 
 } // namespace cuda

@@ -121,6 +121,10 @@ public:
                 std::size_t n_symbols,
                 float* llr,
                 cf32* x_hat = nullptr) override;
+    //! Pinned y and llr (see pin_host_memory): queues the batch and returns at once
+    //! (true); otherwise detects at once (false). See Detector::submit.
+    bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;
+    void complete() override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.
@@ -157,6 +161,10 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> d_impl;
+    //! Queues upload, kernels and download of n_symbols items in chunks over the slots'
+    //! streams; drain() waits for them and counts them.
+    void enqueue(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat, bool direct);
+    void drain();
 };
 
 } // namespace cuda

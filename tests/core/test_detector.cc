@@ -450,6 +450,20 @@ TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
     }
 }
 
+TEST(Detector, SubmitOnTheCpuIsDetect)
+{
+    const auto s = make_setup(8, 2, Modulation::qpsk, DetectorMode::chol, 12.0);
+    const std::size_t n = s.sim.symbols_per_frame;
+    const std::vector<float> want = run(s);
+    auto b = make_detector(s.det);
+    std::vector<float> got(want.size(), NAN);
+    b->set_channel(s.frame.h.data(), s.frame.n0);
+    EXPECT_FALSE(b->submit(s.frame.y.data(), n, got.data())); // done when it returns
+    EXPECT_EQ(got, want);
+    b->complete();
+    EXPECT_EQ(b->stats().symbols, n);
+}
+
 TEST(Detector, PinHostMemorySaysWhyWithoutAGpuBackend)
 {
     std::vector<cf32> buffer(4096);

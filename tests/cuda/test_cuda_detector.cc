@@ -913,6 +913,59 @@ TEST(CudaDetector, CallerMemoryRegisteredAgainAtTheSameAddressIsNotReplayedStale
     }
 }
 
+TEST(CudaDetector, SubmittedBatchesMatchDetectAndWaitForEachOther)
+{
+    // submit() on page-locked buffers only queues: complete(), a second submit(),
+    // set_channel(), detect() and stats() each wait for it, and the LLRs and erasure
+    // counts are detect()'s bit for bit. Unpinned buffers are detected at once.
+    SKIP_WITHOUT_GPU();
+    const Case c{ 32, 4, 16, 24, Modulation::qam16, DetectorMode::chol, 3, 15.0, 0.0 };
+    const Dims d = config_of(c, Backend::cpu).dims();
+    cuda::EngineOptions opt;
+    opt.streams = 3;
+    opt.chunk_bytes = 2 * d.rx_items() * sizeof(cf32); // 12 chunks over 3 slots
+    cuda::CudaDetector ref(config_of(c, Backend::cuda), opt), gpu(config_of(c, Backend::cuda), opt);
+    Frame f = frame_of(c, 92), g = frame_of(c, 93);
+    f.y[5 * d.rx_items() + 3] = cf32(NAN, 0.0f); // an erasure, counted after complete()
+    const std::size_t half = c.nsym / 2;
+    std::vector<float> want(c.nsym * d.llr_items()), want_g(want.size());
+    ref.set_channel(f.h.data(), f.n0);
+    ref.detect(f.y.data(), c.nsym, want.data());
+    ref.set_channel(g.h.data(), g.n0);
+    ref.detect(g.y.data(), c.nsym, want_g.data());
+
+    std::vector<cf32> y(f.y);
+    std::vector<float> llr(want.size(), NAN);
+    std::string why;
+    ASSERT_TRUE(pin_host_memory(y.data(), y.size() * sizeof(cf32), &why)) << why;
+    ASSERT_TRUE(pin_host_memory(llr.data(), llr.size() * sizeof(float), &why)) << why;
+    gpu.set_channel(f.h.data(), f.n0);
+    EXPECT_TRUE(gpu.submit(y.data(), half, llr.data()));
+    EXPECT_TRUE(gpu.submit(y.data() + half * d.rx_items(),
+                           c.nsym - half,
+                           llr.data() + half * d.llr_items())); // completes the first
+    gpu.complete();
+    gpu.complete(); // nothing in flight: nothing happens
+    EXPECT_EQ(std::memcmp(llr.data(), want.data(), want.size() * sizeof(float)), 0);
+    EXPECT_EQ(gpu.stats().bad_sample_vectors, 1u);
+    EXPECT_EQ(gpu.stats().symbols, c.nsym);
+
+    // The next channel's set_channel waits for the batch in flight.
+    std::copy(g.y.begin(), g.y.end(), y.begin());
+    std::fill(llr.begin(), llr.end(), NAN);
+    EXPECT_TRUE(gpu.submit(y.data(), c.nsym, llr.data()));
+    const DetectorStats s = gpu.stats(); // waits too
+    EXPECT_EQ(s.symbols, 2 * c.nsym);
+    EXPECT_EQ(std::memcmp(llr.data(), want_g.data(), want.size() * sizeof(float)), 0);
+    gpu.set_channel(f.h.data(), f.n0);
+    unpin_host_memory(y.data());
+    unpin_host_memory(llr.data());
+
+    std::vector<float> staged(want.size(), NAN); // unpinned: detected at once
+    EXPECT_FALSE(gpu.submit(f.y.data(), c.nsym, staged.data()));
+    EXPECT_EQ(std::memcmp(staged.data(), want.data(), want.size() * sizeof(float)), 0);
+}
+
 TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
 {
     // Frames through two engines alike but for EngineOptions::graphs: the same kernels on
