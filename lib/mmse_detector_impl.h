@@ -7,6 +7,7 @@
 #ifndef INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
 #define INCLUDED_MIMODET_MMSE_DETECTOR_IMPL_H
 
+#include "core/worker_team.h"
 #include "pinned_buffers.h"
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pmt/pmt.h>
@@ -33,6 +34,7 @@ private:
     // works on the batch in flight; set_channel then uploads it by DMA.
     std::vector<::mimodet::cf32> d_h_staged;
     pmt::pmt_t d_h_staged_from = pmt::PMT_NIL; // the tag value d_h_staged holds
+    std::unique_ptr<::mimodet::WorkerTeam> d_copy_team; // GPU only: copies the channel
     // GPU: items at the front of the input whose detection was submitted in an earlier
     // call and is not produced yet (their LLRs land in the output buffer's next slots).
     int d_in_flight = 0;
