@@ -950,14 +950,18 @@ TEST(CudaDetector, SubmittedBatchesMatchDetectAndWaitForEachOther)
     EXPECT_EQ(gpu.stats().bad_sample_vectors, 1u);
     EXPECT_EQ(gpu.stats().symbols, c.nsym);
 
-    // The next channel's set_channel waits for the batch in flight.
+    // stats() and the next channel's set_channel wait for the batch in flight.
+    gpu.set_channel(g.h.data(), g.n0);
     std::copy(g.y.begin(), g.y.end(), y.begin());
     std::fill(llr.begin(), llr.end(), NAN);
     EXPECT_TRUE(gpu.submit(y.data(), c.nsym, llr.data()));
-    const DetectorStats s = gpu.stats(); // waits too
+    const DetectorStats s = gpu.stats();
     EXPECT_EQ(s.symbols, 2 * c.nsym);
     EXPECT_EQ(std::memcmp(llr.data(), want_g.data(), want.size() * sizeof(float)), 0);
+    std::fill(llr.begin(), llr.end(), NAN);
+    EXPECT_TRUE(gpu.submit(y.data(), c.nsym, llr.data()));
     gpu.set_channel(f.h.data(), f.n0);
+    EXPECT_EQ(std::memcmp(llr.data(), want_g.data(), want.size() * sizeof(float)), 0);
     unpin_host_memory(y.data());
     unpin_host_memory(llr.data());
 
