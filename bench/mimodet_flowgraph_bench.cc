@@ -21,6 +21,8 @@
  *                 antenna's stream of up to four distinct simulated frames, each after its
  *                 own stretch of noise (UplinkSimulator as mimodet_rx_bench), head passes
  *                 --frames frames' samples. Every frame must be found (frames()).
+ *                 --source replay: per antenna, the replay source above (the last
+ *                 frame's noise lengthened so that the repetition fills whole pages).
  * Timed: tb->run() with the host's steady clock, one untimed warm-up run (the same
  * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: the
  * source and head copy every item once each, the scheduler hands the detector what its
@@ -346,8 +348,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         << ",\n  \"symbols\": " << opt["--symbols"];
     if (rep.block == "mmse")
         out << ",\n  \"buffer_items\": "
-            << (opt.has("--buffer-items") ? opt["buffer_n"] : "null")
-            << ",\n  \"source\": \"" << opt["--source"] << "\"";
+            << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
+    out << ",\n  \"source\": \"" << opt["--source"] << "\"";
     if (rep.block == "ofdm")
         out << ",\n  \"fft\": " << opt["--fft"] << ",\n  \"cp\": " << opt["--cp"]
             << ",\n  \"rate\": " << rep.rate;
@@ -551,6 +553,11 @@ void bench_ofdm(const Options& opt, Report& rep)
         stderr, "mimodet_flowgraph_bench: simulating %zu frames ...\n", distinct);
     std::vector<std::vector<gr_complex>> stream(o.num_antennas);
     std::vector<std::size_t> length(distinct);
+    // GNU Radio's buffers of gr_complex come in whole pages (512 samples): the last
+    // frame's stretch of noise is lengthened to make the repetition a whole number of
+    // them, so that the replay source's buffer holds whole repetitions.
+    constexpr std::size_t kPageSamples = 4096 / sizeof(gr_complex);
+    std::size_t period = 0, pad = 0;
     for (std::size_t f = 0; f < distinct; ++f) {
         mimodet::UplinkChannelConfig ch;
         ch.snr_db = 20.0;
@@ -559,18 +566,35 @@ void bench_ofdm(const Options& opt, Report& rep)
         ch.seed = 2024 + f;
         mimodet::UplinkFrame s;
         mimodet::UplinkSimulator(o, ch).next_frame(s);
+        if (f + 1 == distinct) { // again, with the noise that makes whole pages
+            pad = (kPageSamples - (period + s.rx[0].size()) % kPageSamples) % kPageSamples;
+            ch.lead_samples += pad;
+            mimodet::UplinkSimulator(o, ch).next_frame(s);
+        }
         length[f] = s.rx[0].size();
+        period += length[f];
         for (std::size_t b = 0; b < o.num_antennas; ++b)
             stream[b].insert(stream[b].end(), s.rx[b].begin(), s.rx[b].end());
     }
     std::uint64_t samples = 0; // per antenna: the frames' streams head lets through
     for (std::size_t f = 0; f < frames; ++f)
         samples += length[f % distinct];
+    const bool replay = opt["--source"] == "replay";
     std::vector<gr::blocks::vector_source_c::sptr> sources;
     std::vector<gr::blocks::head::sptr> heads;
+    std::vector<std::shared_ptr<const std::vector<gr_complex>>> replay_data;
+    // a whole number of repetitions, at least what GNU Radio makes for the detector
+    const std::size_t want =
+        2 * (o.frame_samples() + static_cast<std::size_t>(det->history()));
+    const std::size_t replay_slots = period * ((want + period - 1) / period);
     for (auto& s : stream) {
-        sources.push_back(gr::blocks::vector_source_c::make(s, true));
-        heads.push_back(gr::blocks::head::make(sizeof(gr_complex), samples));
+        if (replay) {
+            replay_data.push_back(
+                std::make_shared<const std::vector<gr_complex>>(std::move(s)));
+        } else {
+            sources.push_back(gr::blocks::vector_source_c::make(s, true));
+            heads.push_back(gr::blocks::head::make(sizeof(gr_complex), samples));
+        }
         s = std::vector<gr_complex>(); // the source holds its own copy
     }
     const mimodet::Dims d = o.dims();
@@ -582,7 +606,15 @@ void bench_ofdm(const Options& opt, Report& rep)
     rep.bits = rep.items * static_cast<double>(d.llr_items());
     print_header(rep);
     auto connect = [&](const gr::top_block_sptr& tb) {
-        for (std::size_t b = 0; b < o.num_antennas; ++b) {
+        for (std::size_t b = 0; replay && b < o.num_antennas; ++b) {
+            // a fresh source each run: it counts its samples from 0
+            auto fresh = std::make_shared<replay_source>(
+                replay_data[b], std::vector<gr::tag_t>{}, 1, period, samples);
+            fresh->set_min_output_buffer(static_cast<long>(replay_slots));
+            unlimit_buffers(fresh);
+            tb->connect(fresh, 0, det, static_cast<int>(b));
+        }
+        for (std::size_t b = 0; !replay && b < o.num_antennas; ++b) {
             sources[b]->rewind();
             heads[b]->reset();
             unlimit_buffers(sources[b]);
@@ -625,6 +657,7 @@ void usage()
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
+           "        [--source vector|replay (as mmse's, per antenna)]\n"
            "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
            "null_sink)\nand reports its throughput: median of --reps runs after a "
            "warm-up.\n"
@@ -719,7 +752,7 @@ int main(int argc, char** argv)
             throw UsageError("--block: expected mmse or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
-             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items", "--source" }
+             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
                   : std::vector<const char*>{ "--fft", "--cp", "--rate" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
@@ -840,8 +873,7 @@ int main(int argc, char** argv)
             rep.describe += ", " + opt["--iterations"] + " iterations";
         if (opt.has("--buffer-items"))
             rep.describe += ", buffers of >= " + opt["buffer_n"] + " items";
-        if (!ofdm)
-            rep.describe += ", source " + opt["--source"];
+        rep.describe += ", source " + opt["--source"];
 
         if (work_time == "on") {
             // The block's time in work(): wall clock, not the thread's CPU time (the

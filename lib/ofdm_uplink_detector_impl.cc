@@ -17,6 +17,12 @@
 namespace gr {
 namespace mimodet {
 
+namespace {
+// GPU: samples of all antennas per process() call, and a cap on frames per call.
+constexpr std::size_t kGpuBatchBytes = std::size_t(128) << 20;
+constexpr std::size_t kGpuMaxBatchFrames = 64;
+} // namespace
+
 ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                       int num_users,
                                                       int fft_size,
@@ -88,13 +94,29 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
     // (twice a frame's samples), see ofdm_uplink_receiver.
     set_relative_rate(d_config.num_data_symbols, d_config.frame_samples());
     set_tag_propagation_policy(TPP_DONT);
+    if (d_on_gpu) {
+        // Each process() call costs the GPU chain a round trip or two whatever its
+        // frames, so it wants many frames per call; GNU Radio's buffers of two frames
+        // gave it half a frame per call. A block cannot size its input buffers; GNU
+        // Radio makes them at least 2 (frame + history) samples, so a history of a
+        // batch of frames leaves room for about one batch more (the history samples
+        // themselves are never read). The output buffer holds two batches' LLRs (a call
+        // gets at most half of it).
+        const std::size_t frame = d_config.frame_samples();
+        const std::size_t frame_bytes = frame * d_config.num_antennas * sizeof(gr_complex);
+        d_batch_frames =
+            std::clamp<std::size_t>(kGpuBatchBytes / frame_bytes, 1, kGpuMaxBatchFrames);
+        set_history(static_cast<unsigned>(d_batch_frames * frame + 1));
+        set_min_output_buffer(
+            static_cast<long>(2 * d_batch_frames * d_config.num_data_symbols));
+    }
 }
 
 void ofdm_uplink_detector_impl::forecast(int, gr_vector_int& ninput_items_required)
 {
     std::fill(ninput_items_required.begin(),
               ninput_items_required.end(),
-              static_cast<int>(d_config.frame_samples()));
+              static_cast<int>(d_config.frame_samples() + history() - 1));
 }
 
 int ofdm_uplink_detector_impl::general_work(int noutput_items,
@@ -104,8 +126,12 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
 {
     const std::size_t nd = d_config.num_data_symbols, frame = d_config.frame_samples();
     const std::uint64_t first = nitems_read(0);
-    const std::size_t available = static_cast<std::size_t>(
-        *std::min_element(ninput_items.begin(), ninput_items.end()));
+    // The first sample not consumed yet is after the history (never read).
+    const std::size_t skip = history() - 1;
+    const std::size_t available = static_cast<std::size_t>(std::max<long>(
+        0,
+        *std::min_element(ninput_items.begin(), ninput_items.end()) -
+            static_cast<long>(skip)));
     std::vector<gr::tag_t> times;
     if (d_gaps.enabled())
         get_tags_in_range(
@@ -115,7 +141,7 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
 
     std::vector<const ::mimodet::cf32*> at(d_config.num_antennas);
     for (std::size_t b = 0; b < at.size(); ++b)
-        at[b] = static_cast<const gr_complex*>(input_items[b]);
+        at[b] = static_cast<const gr_complex*>(input_items[b]) + skip;
     std::size_t next = 0;
     const std::size_t max_frames = static_cast<std::size_t>(noutput_items) / nd;
     std::vector<::mimodet::DetectedFrame> found;

@@ -31,6 +31,7 @@ private:
     mutable std::mutex d_mutex; // d_chain: work() against the counters' getters
     pinned_buffers d_pins;      // GPU: the stream buffers, read and written by DMA
     bool d_on_gpu;              // the chain runs on a GPU
+    std::size_t d_batch_frames = 1; // GPU: frames GNU Radio's buffers are sized for
     bool d_warned_bad_inputs = false;
     // The detector's counters are read for the warning at most once a second (and at
     // stop): on the GPU a read waits for the chain's last frames and copies back every
