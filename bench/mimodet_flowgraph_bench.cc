@@ -17,7 +17,7 @@
  *                 --source replay: instead, a source that writes each slot of its
  *                 buffer once (the buffer holds whole repetitions) and then only tags
  *                 and counts, so that the detector block's own rate is measured.
- *   --block ofdm  B vector_source_c -> head -> ofdm_uplink_detector -> null_sink: each
+ *   --block ofdm  B vector_source_c -> head -> ofdm_uplink_detector -> sink: each
  *                 antenna's stream of up to four distinct simulated frames, each after its
  *                 own stretch of noise (UplinkSimulator as mimodet_rx_bench), head passes
  *                 --frames frames' samples. Every frame must be found (frames()).
@@ -31,8 +31,9 @@
  * "work s" is the detector's own time in work() (GNU Radio's performance counters, which
  * this program turns on for itself with the wall clock; --work-time off leaves the
  * configuration as it is, "-" when the counters are off); work% its share of the run.
- * mmse's sink notes when LLRs arrive: "steady Mb/s" counts from its first call to its
- * last, without the flowgraph's start (on a GPU the block page-locks its buffers then).
+ * The sink notes when LLRs arrive: "steady Mb/s" (mmse) and "steady x" (ofdm, real time)
+ * count from its first call to its last, without the flowgraph's start (on a GPU the
+ * block page-locks its buffers then).
  * Reported: items/s, frames/s, detected Mb/s (LLR bits out), and for ofdm the real-time
  * factor (the samples' duration at --rate over the run's time). Table on stdout,
  * --json FILE.
@@ -44,7 +45,6 @@
 #include <gnuradio/block_detail.h>
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/buffer.h>
-#include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/high_res_timer.h>
 #include <gnuradio/mimodet/mmse_detector.h>
@@ -186,7 +186,7 @@ struct Run {
     double seconds = 0;
     double work_s = -1;      //!< the detector's time in work(), -1 without counters
     double per_call = 0;     //!< items (mmse) or frames (ofdm) per work() call
-    double steady_items_per_s = 0; //!< mmse: at the sink, after its first call
+    double steady_items_per_s = 0; //!< at the sink, after its first call
     std::uint64_t count = 0; //!< channel updates (mmse) or frames found (ofdm)
 };
 
@@ -242,6 +242,13 @@ struct Report {
     std::vector<Run> runs;
 };
 
+//! ofdm: the real-time factor at the sink after its first call (samples per item as in
+//! the whole run, noise included).
+double steady_realtime(const Report& rep, const Run& r)
+{
+    return r.steady_items_per_s * (rep.samples / rep.items) / rep.rate;
+}
+
 void print_row(const Report& rep, const std::string& label, const Run& r)
 {
     const bool ofdm = rep.block == "ofdm";
@@ -249,12 +256,13 @@ void print_row(const Report& rep, const std::string& label, const Run& r)
     const std::string share = work_text(r.work_s * 100.0 / r.seconds, "%.1f");
     const std::string per_call = work_text(r.work_s < 0 ? -1 : r.per_call, "%.1f");
     if (ofdm)
-        std::printf("%-7s %10.4f %8llu %12.3f %12.1f %10s %6s %12s\n",
+        std::printf("%-7s %10.4f %8llu %12.3f %12.1f %12.3f %10s %6s %12s\n",
                     label.c_str(),
                     r.seconds,
                     static_cast<unsigned long long>(r.count),
                     rep.samples / rep.rate / r.seconds,
                     rep.bits / r.seconds * 1e-6,
+                    steady_realtime(rep, r),
                     work.c_str(),
                     share.c_str(),
                     per_call.c_str());
@@ -299,12 +307,13 @@ void print_header(const Report& rep)
                 rep.implementation.c_str(),
                 rep.frames);
     if (rep.block == "ofdm")
-        std::printf("%-7s %10s %8s %12s %12s %10s %6s %12s\n",
+        std::printf("%-7s %10s %8s %12s %12s %12s %10s %6s %12s\n",
                     "run",
                     "seconds",
                     "found",
                     "x real time",
                     "Mb/s",
+                    "steady x",
                     "work s",
                     "work%",
                     "frames/call");
@@ -370,7 +379,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
             << m.steady_items_per_s * rep.bits / rep.items * 1e-6;
     if (rep.block == "ofdm")
         out << ",\n  \"samples_per_antenna\": " << rep.samples
-            << ",\n  \"realtime_factor\": " << rep.samples / rep.rate / m.seconds;
+            << ",\n  \"realtime_factor\": " << rep.samples / rep.rate / m.seconds
+            << ",\n  \"steady_realtime_factor\": " << steady_realtime(rep, m);
     if (m.work_s >= 0)
         out << ",\n  \"work_seconds\": " << m.work_s
             << ",\n  \"per_work_call\": " << m.per_call;
@@ -598,7 +608,7 @@ void bench_ofdm(const Options& opt, Report& rep)
         s = std::vector<gr_complex>(); // the source holds its own copy
     }
     const mimodet::Dims d = o.dims();
-    auto sink = gr::blocks::null_sink::make(sizeof(float) * d.llr_items());
+    auto sink = std::make_shared<probe_sink>(sizeof(float) * d.llr_items());
 
     rep.frames = frames;
     rep.samples = static_cast<double>(samples);
@@ -629,11 +639,14 @@ void bench_ofdm(const Options& opt, Report& rep)
         rep,
         reps,
         [&] {
-            return run_flowgraph(
+            sink->reset();
+            Run r = run_flowgraph(
                 connect,
                 det,
                 [&] { return det->frames(); },
                 static_cast<double>(o.num_data_symbols));
+            r.steady_items_per_s = sink->steady_rate();
+            return r;
         },
         [&](const Run& r) {
             if (r.count != frames)
@@ -659,7 +672,7 @@ void usage()
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
            "        [--source vector|replay (as mmse's, per antenna)]\n"
            "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
-           "null_sink)\nand reports its throughput: median of --reps runs after a "
+           "sink)\nand reports its throughput: median of --reps runs after a "
            "warm-up.\n"
            "Configurations (explicit options override their values):\n"
            "  target   128x16, 1024 subcarriers x 64 symbols, 16qam (the default, mmse)\n"
