@@ -119,24 +119,33 @@ public:
         const std::uint64_t first = nitems_written(0);
         if (first >= d_total)
             return WORK_DONE;
-        const int n = static_cast<int>(
-            std::min<std::uint64_t>(static_cast<std::uint64_t>(noutput_items), d_total - first));
+        const std::uint64_t n =
+            std::min<std::uint64_t>(static_cast<std::uint64_t>(noutput_items), d_total - first);
         const std::uint64_t slots = detail()->output(0)->bufsize();
+        const bool whole = slots % d_period == 0;
         auto* dst = static_cast<gr_complex*>(out[0]);
-        for (int k = 0; k < n; ++k) {
-            const std::uint64_t item = first + static_cast<std::uint64_t>(k);
+        // A slot is written on the first pass, or always when the buffer does not hold
+        // whole repetitions; in runs that stay within one repetition (samples are items).
+        for (std::uint64_t item = first; item < first + n;) {
             const std::size_t in_period = static_cast<std::size_t>(item % d_period);
-            // A slot is written on the first pass, or always when the buffer does not
-            // hold whole repetitions.
-            if (item < slots || slots % d_period != 0)
+            std::uint64_t run = std::min<std::uint64_t>(first + n - item, d_period - in_period);
+            const bool write = item < slots || !whole;
+            if (item < slots)
+                run = std::min(run, slots - item);
+            if (write)
                 std::copy_n(d_data->data() + in_period * d_vlen,
-                            d_vlen,
-                            dst + static_cast<std::size_t>(k) * d_vlen);
-            for (const auto& t : d_tags)
-                if (t.offset == in_period)
-                    add_item_tag(0, item, t.key, t.value);
+                            static_cast<std::size_t>(run) * d_vlen,
+                            dst + static_cast<std::size_t>(item - first) * d_vlen);
+            item += run;
         }
-        return n;
+        for (const auto& t : d_tags) { // each repetition's tags within this call
+            std::uint64_t item = first - first % d_period + t.offset;
+            if (item < first)
+                item += d_period;
+            for (; item < first + n; item += d_period)
+                add_item_tag(0, item, t.key, t.value);
+        }
+        return static_cast<int>(n);
     }
 
 private:

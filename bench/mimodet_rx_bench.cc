@@ -201,21 +201,33 @@ Result bench_cuda(const RxConfig& rc,
                   std::size_t frames,
                   int reps,
                   std::size_t frames_per_window,
-                  const bench::Bandwidth& bw)
+                  const bench::Bandwidth& bw,
+                  bool cf32_samples)
 {
     const OfdmConfig& o = rc.ofdm;
     const Capture c = make_capture(o, frames, std::min<std::size_t>(frames, 8));
-    // Pinned host memory, as a radio driver's receive buffers would be.
+    // Pinned host memory, as a radio driver's receive buffers would be: its sc16, or
+    // (--samples cf32) the scaled complex floats a GNU Radio stream carries.
     const std::size_t B = o.num_antennas;
     std::vector<std::unique_ptr<cuda::Buffer<std::int16_t>>> pinned;
+    std::vector<std::unique_ptr<cuda::Buffer<cf32>>> pinned_cf32;
     std::vector<const void*> antennas;
     for (std::size_t b = 0; b < B; ++b) {
+        if (cf32_samples) {
+            pinned_cf32.push_back(std::make_unique<cuda::Buffer<cf32>>(c.samples, true));
+            for (std::size_t n = 0; n < c.samples; ++n)
+                pinned_cf32.back()->get()[n] =
+                    cf32(c.iq[b][2 * n] * c.scale, c.iq[b][2 * n + 1] * c.scale);
+            antennas.push_back(pinned_cf32.back()->get());
+            continue;
+        }
         pinned.push_back(
             std::make_unique<cuda::Buffer<std::int16_t>>(2 * c.samples, true));
         std::memcpy(
             pinned.back()->get(), c.iq[b].data(), 2 * c.samples * sizeof(std::int16_t));
         antennas.push_back(pinned.back()->get());
     }
+    const auto format = cf32_samples ? cuda::SampleFormat::cf32 : cuda::SampleFormat::sc16;
     const std::size_t llr_frame = o.num_data_symbols * o.dims().llr_items();
     cuda::Buffer<float> llr(frames * llr_frame, true);
     cuda::ChainOptions opt;
@@ -235,7 +247,7 @@ Result bench_cuda(const RxConfig& rc,
         std::fill(llr.get(), llr.get() + llr.size(), std::nanf(""));
         const auto t0 = Clock::now();
         const auto found =
-            chain.process(antennas, cuda::SampleFormat::sc16, c.samples, out);
+            chain.process(antennas, format, c.samples, out);
         const double ms = ms_since(t0);
         if (rep > 0) { // the first run warms up (module load, cuFFT, first touches)
             times.push_back(ms);
@@ -251,7 +263,8 @@ Result bench_cuda(const RxConfig& rc,
     r.ber = ber_of(c, llr.get(), r.found, llr_frame);
     r.realtime = (double(c.samples) / rc.rate) / (r.ms * 1e-3);
     r.mbps = double(r.found * llr_frame) / (r.ms * 1e3);
-    const double in_bytes = double(c.samples) * B * 2 * sizeof(std::int16_t);
+    const double in_bytes =
+        double(c.samples) * B * (cf32_samples ? sizeof(cf32) : 2 * sizeof(std::int16_t));
     const double out_bytes = double(r.found * llr_frame) * sizeof(float);
     // Each way alone, and both at once as this machine's link carries them.
     r.bound_ms = std::max({ in_bytes / (bw.h2d_gbs * 1e6),
@@ -267,7 +280,8 @@ void usage()
         << "usage: mimodet_rx_bench [--config NAME|all|list] [--backend cuda|cpu|both]\n"
            "         [--mode chol|cg|cr|zf] [--iterations I] [--frames F] [--cpu-frames "
            "F]\n"
-           "         [--reps R] [--frames-per-window W] [--json FILE]\n"
+           "         [--reps R] [--frames-per-window W] [--samples sc16|cf32]\n"
+           "         [--json FILE]\n"
            "       custom: --fft N --cp N --subcarriers N --symbols N --antennas B\n"
            "               --users U --modulation qpsk|16qam|64qam|256qam --rate S/s\n";
 }
@@ -281,6 +295,7 @@ int main(int argc, char** argv)
     DetectorConfig det;
     det.mode = DetectorMode::chol;
     std::size_t frames = 64, cpu_frames = 4, per_window = 8;
+    bool cf32_samples = false; // the GPU's input: sc16 as from the radio, or cf32
     int reps = 10;
     RxConfig custom{ "custom", lte20(6), 30.72e6 };
     bool is_custom = false;
@@ -325,6 +340,12 @@ int main(int argc, char** argv)
                 per_window = size(1);
             else if (a == "--json")
                 json = next();
+            else if (a == "--samples") {
+                const std::string text = next();
+                if (text != "sc16" && text != "cf32")
+                    throw UsageError("--samples: expected sc16 or cf32, got '" + text + "'");
+                cf32_samples = text == "cf32";
+            }
             else if (a == "--fft")
                 custom.ofdm.fft_size = size(1), is_custom = true;
             else if (a == "--cp")
@@ -361,7 +382,7 @@ int main(int argc, char** argv)
             throw UsageError("--backend: expected cuda, cpu or both, got '" + backend +
                              "'");
         if (backend == "cpu")
-            for (const char* o : { "--frames", "--frames-per-window" })
+            for (const char* o : { "--frames", "--frames-per-window", "--samples" })
                 if (was_given(o))
                     throw UsageError(std::string(o) +
                                      " applies to the cuda backend (the cpu one runs "
@@ -414,7 +435,7 @@ int main(int argc, char** argv)
                         bw.duplex_gbs);
         }
 #else
-        (void)frames, (void)per_window; // options of the cuda backend
+        (void)frames, (void)per_window, (void)cf32_samples; // options of the cuda backend
         if (backend == "cuda")
             throw std::runtime_error("--backend cuda: this build has no CUDA");
 #endif
@@ -422,7 +443,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "== %s ...\n", c.name.c_str());
 #ifdef MIMODET_HAVE_CUDA
             if (gpu) {
-                Result r = bench_cuda(c, det, frames, reps, per_window, bw);
+                Result r = bench_cuda(c, det, frames, reps, per_window, bw, cf32_samples);
                 r.config = c.name;
                 r.mode = to_string(det.mode);
                 results.push_back(r);
