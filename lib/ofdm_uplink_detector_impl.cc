@@ -19,7 +19,7 @@ namespace mimodet {
 
 namespace {
 // GPU: samples of all antennas per process() call, and a cap on frames per call.
-constexpr std::size_t kGpuBatchBytes = std::size_t(128) << 20;
+constexpr std::size_t kGpuBatchBytes = std::size_t(256) << 20;
 constexpr std::size_t kGpuMaxBatchFrames = 64;
 } // namespace
 
@@ -97,7 +97,7 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
     if (d_on_gpu) {
         // Each process() call costs the GPU chain a round trip or two whatever its
         // frames, so it wants many frames per call; GNU Radio's buffers of two frames
-        // gave it half a frame per call. A block cannot size its input buffers; GNU
+        // gave it half a frame per call (docs/performance.md for the batch size). A block cannot size its input buffers; GNU
         // Radio makes them at least 2 (frame + history) samples, so a history of a
         // batch of frames leaves room for about one batch more (the history samples
         // themselves are never read). The output buffer holds two batches' LLRs (a call
