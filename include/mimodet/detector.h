@@ -16,13 +16,22 @@
 
 namespace mimodet {
 
-//! Soft-output linear detectors of the massive-MIMO family.
+//! The detectors: the massive-MIMO linear family, then the sphere decoders (U <= 8).
 enum class DetectorMode {
     chol, //!< exact MMSE: Cholesky of A = G + N0 I, exact lambda and rho (li2015 II-B)
     cg,   //!< Conjugate Gradient, I iterations, approximate lambda/rho (li2015 II-C)
     cr,   //!< Conjugate Residual (broumas2023 Fig. 4), I iterations, same approximation
-    zf    //!< zero forcing baseline: A = G, lambda = 1, rho = 1/(N0 [G^-1]_uu)
+    zf,   //!< zero forcing baseline: A = G, lambda = 1, rho = 1/(N0 [G^-1]_uu)
+    fsd,  //!< hard fixed-complexity sphere decoder (roger2012): LLRs of magnitude 1
+    sfsd, //!< soft FSD: the list extension of roger2012 section 3, max-log LLRs
+    ml    //!< exhaustive max-log over all M^U vectors (reference; CPU only)
 };
+
+//! roger2012 eq. 7: T >= sqrt(n_T) - 1 fully expanded levels (at least 1).
+std::size_t default_full_levels(std::size_t users);
+//! SFSD N_iter: 2, 4, 6 for QPSK, 16-QAM, 64-QAM (roger2012 after [5]); 1 for BPSK and
+//! 8 for 256-QAM, extrapolated.
+std::size_t default_list_paths(Modulation m);
 
 enum class Backend {
     automatic, //!< the GPU when one is usable, else the CPU (one warning)
@@ -44,6 +53,10 @@ struct DetectorConfig {
     Modulation modulation = Modulation::qam16;
     DetectorMode mode = DetectorMode::chol;
     unsigned iterations = 3; //!< CG/CR iterations I (ignored by chol and zf)
+    //! fsd/sfsd: fully expanded tree levels T; 0 = default_full_levels(U).
+    std::size_t full_levels = 0;
+    //! sfsd: N_iter best paths extended; 0 = default_list_paths(modulation).
+    std::size_t list_paths = 0;
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
     int num_threads = 0;   //!< CPU worker threads; 0 = all cores
@@ -62,6 +75,20 @@ struct DetectorConfig {
     }
     //! Throws std::invalid_argument with the offending value named.
     void validate() const;
+    //! fsd, sfsd or ml.
+    bool sphere() const
+    {
+        return mode == DetectorMode::fsd || mode == DetectorMode::sfsd ||
+               mode == DetectorMode::ml;
+    }
+    std::size_t effective_full_levels() const
+    {
+        return full_levels ? full_levels : default_full_levels(num_users);
+    }
+    std::size_t effective_list_paths() const
+    {
+        return list_paths ? list_paths : default_list_paths(modulation);
+    }
 };
 
 //! Counters of inputs the detector refused to trust; cumulative since construction.

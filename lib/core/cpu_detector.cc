@@ -31,6 +31,9 @@ CpuDetector::CpuDetector(const DetectorConfig& config)
     : Detector(config), d_dims(config.dims()), d_constellation(config.modulation)
 {
     d_config.validate();
+    if (config.sphere()) // CpuSphereDetector's (make_detector chooses it)
+        throw std::invalid_argument("CpuDetector: mode " + to_string(config.mode) +
+                                    " is a sphere decoder, not a linear detector");
     d_threads = config.num_threads > 0 ? config.num_threads : omp_get_max_threads();
     const std::size_t nsc = d_dims.num_subcarriers, b = d_dims.num_antennas,
                       u = d_dims.num_users;

@@ -7,6 +7,8 @@
 // The detector configuration: its checks and the names of the modes and backends.
 
 #include <mimodet/detector.h>
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,7 +28,15 @@ struct ModeName {
 constexpr ModeName kModes[] = { { DetectorMode::chol, "chol" },
                                 { DetectorMode::cg, "cg" },
                                 { DetectorMode::cr, "cr" },
-                                { DetectorMode::zf, "zf" } };
+                                { DetectorMode::zf, "zf" },
+                                { DetectorMode::fsd, "fsd" },
+                                { DetectorMode::sfsd, "sfsd" },
+                                { DetectorMode::ml, "ml" } };
+
+//! Bounds of the sphere decoders: streams, fully expanded paths, exhaustive vectors.
+constexpr std::size_t kMaxSphereUsers = 8;
+constexpr double kMaxFullPaths = 65536.0;
+constexpr double kMaxExhaustiveVectors = 16777216.0; // 64-QAM 4x4
 
 std::string mode_list()
 {
@@ -37,6 +47,29 @@ std::string mode_list()
 }
 
 } // namespace
+
+std::size_t default_full_levels(std::size_t users)
+{
+    const double t = std::ceil(std::sqrt(static_cast<double>(users)) - 1.0 - 1e-9);
+    return std::max<std::size_t>(1, static_cast<std::size_t>(std::max(0.0, t)));
+}
+
+std::size_t default_list_paths(Modulation m)
+{
+    switch (m) {
+    case Modulation::bpsk:
+        return 1;
+    case Modulation::qpsk:
+        return 2;
+    case Modulation::qam16:
+        return 4;
+    case Modulation::qam64:
+        return 6;
+    case Modulation::qam256:
+        return 8;
+    }
+    return 4;
+}
 
 std::vector<std::string> detector_mode_names()
 {
@@ -103,6 +136,29 @@ void DetectorConfig::validate() const
     if (iterative && iterations == 0)
         throw std::invalid_argument("detector: iterations must be >= 1 for mode " +
                                     to_string(mode));
+    if (sphere()) {
+        const std::string m = to_string(mode);
+        if (num_users > kMaxSphereUsers || num_antennas < num_users)
+            throw std::invalid_argument(
+                "detector: mode " + m + " needs at most " + std::to_string(kMaxSphereUsers) +
+                " users and at least as many antennas, got " + std::to_string(num_users) +
+                " users and " + std::to_string(num_antennas) + " antennas");
+        const double points = static_cast<double>(std::size_t(1) << bits_per_symbol(modulation));
+        const std::size_t levels = effective_full_levels();
+        if (mode != DetectorMode::ml &&
+            (levels > num_users || std::pow(points, double(levels)) > kMaxFullPaths))
+            throw std::invalid_argument(
+                "detector: full_levels " + std::to_string(levels) + " of mode " + m +
+                " must be <= users (" + std::to_string(num_users) + ") and give at most " +
+                std::to_string(static_cast<long>(kMaxFullPaths)) + " paths (M^T)");
+        if (mode == DetectorMode::ml &&
+            std::pow(points, double(num_users)) > kMaxExhaustiveVectors)
+            throw std::invalid_argument(
+                "detector: mode ml searches M^U vectors, at most " +
+                std::to_string(static_cast<long>(kMaxExhaustiveVectors)) + "; " +
+                to_string(modulation) + " with " + std::to_string(num_users) +
+                " users is too many");
+    }
     if (!(llr_clip >= 0.0f))
         throw std::invalid_argument("detector: llr_clip must be >= 0 (0 = no clipping)");
     if (num_threads < 0)

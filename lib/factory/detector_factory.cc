@@ -8,6 +8,7 @@
 // the GPU (cuda) implementations and chooses between them (docs/architecture.md).
 
 #include "core/cpu_detector.h"
+#include "core/sphere/cpu_sphere_detector.h"
 #include <mimodet/detector.h>
 #ifdef MIMODET_HAVE_CUDA
 #include "cuda/cuda_detector.h"
@@ -75,6 +76,14 @@ std::unique_ptr<Detector> try_gpu_detector(const DetectorConfig& config,
     return nullptr;
 }
 
+//! The CPU implementation of the configured mode.
+std::unique_ptr<Detector> cpu_detector(const DetectorConfig& config)
+{
+    if (config.sphere())
+        return std::make_unique<CpuSphereDetector>(config);
+    return std::make_unique<CpuDetector>(config);
+}
+
 } // namespace
 
 std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
@@ -84,7 +93,7 @@ std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
     std::string why_not;
     switch (config.backend) {
     case Backend::cpu:
-        return std::make_unique<CpuDetector>(config);
+        return cpu_detector(config);
     case Backend::cuda:
         if (auto gpu = try_gpu_detector(config, why_not))
             return gpu;
@@ -94,7 +103,7 @@ std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
             return gpu;
         if (fallback_reason)
             *fallback_reason = why_not;
-        return std::make_unique<CpuDetector>(config);
+        return cpu_detector(config);
     }
     throw std::logic_error("make_detector: unknown backend");
 }

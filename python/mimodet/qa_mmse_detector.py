@@ -115,7 +115,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         # At 25 dB with 32 antennas for 4 users every hard decision is right.
         np.testing.assert_array_equal((got > 0).astype(int), bits.ravel())
         with self.assertRaises(ValueError):
-            det.set_mode("ml")
+            det.set_mode("mmse-ml")
 
     def test_007_negative_llr_convention(self):
         n_sc, b, u = 3, 6, 2
@@ -167,7 +167,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             det.set_iterations(0)
         with self.assertRaises(ValueError):
-            det.set_mode("ml")
+            det.set_mode("mmse-ml")
         self.assertEqual((det.mode(), det.iterations(), det.implementation()), ("chol", 3, implementation("chol")))
         det.set_mode("cr")
         self.assertEqual(det.implementation(), implementation("cr"))
@@ -193,7 +193,7 @@ class qa_mmse_detector(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "modulation"):
             mimodet.mmse_detector(8, 2, 16, "8psk")
         with self.assertRaisesRegex(ValueError, "mode"):
-            mimodet.mmse_detector(8, 2, 16, "16qam", "ml")
+            mimodet.mmse_detector(8, 2, 16, "16qam", "mmse-ml")
         with self.assertRaisesRegex(ValueError, "num_subcarriers"):
             mimodet.mmse_detector(8, 2, 0)
         with self.assertRaisesRegex(ValueError, "iterations"):

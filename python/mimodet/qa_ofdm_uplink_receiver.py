@@ -232,7 +232,7 @@ class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, modulation="8psk")
         with self.assertRaises(ValueError):
-            mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, mode="ml")
+            mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, mode="mmse-ml")
 
     def test_008_a_gap_just_before_a_frame_ends(self):
         # Frame 1 lacks its last 2 samples: cut by the gap, it must be dropped by both

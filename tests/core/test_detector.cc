@@ -362,7 +362,7 @@ TEST(Detector, ConfigurationErrorsAreClear)
     c.mode = DetectorMode::cg;
     c.iterations = 0;
     EXPECT_THROW(make_detector(c), std::invalid_argument);
-    EXPECT_THROW(parse_detector_mode("ml"), std::invalid_argument);
+    EXPECT_THROW(parse_detector_mode("mmse-ml"), std::invalid_argument);
     EXPECT_THROW(parse_backend("opencl"), std::invalid_argument);
 }
 
@@ -429,7 +429,8 @@ TEST(Detector, BackendSelection)
 TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
 {
     const auto names = detector_mode_names();
-    ASSERT_EQ(names, (std::vector<std::string>{ "chol", "cg", "cr", "zf" }));
+    ASSERT_EQ(names,
+              (std::vector<std::string>{ "chol", "cg", "cr", "zf", "fsd", "sfsd", "ml" }));
     for (const auto& name : names)
         EXPECT_EQ(to_string(parse_detector_mode(name)), name);
     DetectorConfig c;
@@ -443,7 +444,8 @@ TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
             make_detector(c);
             ADD_FAILURE() << "an unknown mode was accepted by backend " << to_string(backend);
         } catch (const std::invalid_argument& e) {
-            EXPECT_NE(std::string(e.what()).find("unknown mode 4 (expected chol, cg, cr, zf)"),
+            EXPECT_NE(std::string(e.what()).find(
+                          "unknown mode 7 (expected chol, cg, cr, zf, fsd, sfsd, ml)"),
                       std::string::npos)
                 << e.what();
         }

@@ -913,6 +913,35 @@ TEST(CudaDetector, CallerMemoryRegisteredAgainAtTheSameAddressIsNotReplayedStale
     }
 }
 
+TEST(CudaDetector, SphereModesHaveNoKernelYetAndAutoRunsThemOnTheCpu)
+{
+    // Until the sphere decoders' kernels exist, backend=cuda refuses them by name and
+    // auto runs them on the CPU, saying why.
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::fsd, DetectorMode::sfsd, DetectorMode::ml }) {
+        DetectorConfig c;
+        c.num_antennas = 4;
+        c.num_users = 4;
+        c.num_subcarriers = 8;
+        c.modulation = Modulation::qpsk;
+        c.mode = mode;
+        c.backend = Backend::cuda;
+        try {
+            make_detector(c);
+            ADD_FAILURE() << to_string(mode) << " accepted by backend cuda";
+        } catch (const std::runtime_error& e) {
+            EXPECT_NE(std::string(e.what()).find("no GPU kernel for detector " + to_string(mode)),
+                      std::string::npos)
+                << e.what();
+        }
+        c.backend = Backend::automatic;
+        std::string why;
+        auto d = make_detector(c, &why);
+        EXPECT_EQ(d->name(), "cpu-" + to_string(mode));
+        EXPECT_NE(why.find("no GPU kernel"), std::string::npos) << why;
+    }
+}
+
 TEST(CudaDetector, SubmittedBatchesMatchDetectAndWaitForEachOther)
 {
     // submit() on page-locked buffers only queues: complete(), a second submit(),

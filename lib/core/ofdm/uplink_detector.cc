@@ -8,6 +8,7 @@
 // lib/cuda/ofdm/cuda_uplink_detector.cc, and lib/factory chooses between them.
 
 #include "core/cpu_detector.h"
+#include "core/sphere/cpu_sphere_detector.h"
 #include "cpu_uplink_detector.h"
 #include <algorithm>
 #include <stdexcept>
@@ -35,7 +36,10 @@ public:
     {
         DetectorConfig cpu = d_detector;
         cpu.backend = Backend::cpu;
-        d_detector_impl = std::make_unique<CpuDetector>(cpu);
+        if (cpu.sphere())
+            d_detector_impl = std::make_unique<CpuSphereDetector>(cpu);
+        else
+            d_detector_impl = std::make_unique<CpuDetector>(cpu);
     }
 
     std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,

@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-#include "fsd.h"
+#include "core/sphere/fsd.h"
 #include "core/mmse/numerics.h"
 #include <Eigen/Dense>
 #include <algorithm>
