@@ -23,26 +23,28 @@ namespace {
 using cd = std::complex<double>;
 using MatrixD = Eigen::Matrix<cd, Eigen::Dynamic, Eigen::Dynamic>;
 
-/*! Modified Gram-Schmidt with one re-orthogonalisation of the columns of A (rows x n):
- * A = Q R. Returns the smallest |R_cc|^2. */
-double gram_schmidt(MatrixD& a, MatrixD& r)
+/*! Upper-triangular R with G = R^H R (Cholesky, column by column) and real positive
+ * diagonal; returns the smallest pivot R_cc^2 (<= 0 when G is not positive definite; R is
+ * then not usable). */
+double cholesky_upper(const MatrixD& g, MatrixD& r)
 {
-    const Eigen::Index n = a.cols();
+    const Eigen::Index n = g.rows();
     r = MatrixD::Zero(n, n);
     double smallest = std::numeric_limits<double>::infinity();
     for (Eigen::Index c = 0; c < n; ++c) {
-        for (int pass = 0; pass < 2; ++pass)
-            for (Eigen::Index j = 0; j < c; ++j) {
-                const cd proj = a.col(j).dot(a.col(c)); // q_j^H a_c
-                r(j, c) += proj;
-                a.col(c) -= proj * a.col(j);
-            }
-        const double norm2 = a.col(c).squaredNorm();
-        smallest = std::min(smallest, norm2);
-        const double norm = std::sqrt(norm2);
-        r(c, c) = norm;
-        if (norm > 0)
-            a.col(c) /= norm;
+        for (Eigen::Index i = 0; i < c; ++i) {
+            cd v = g(i, c);
+            for (Eigen::Index k = 0; k < i; ++k)
+                v -= std::conj(r(k, i)) * r(k, c);
+            r(i, c) = v / r(i, i);
+        }
+        double d = g(c, c).real();
+        for (Eigen::Index k = 0; k < c; ++k)
+            d -= std::norm(r(k, c));
+        smallest = std::min(smallest, d);
+        if (!(d > 0.0))
+            return smallest;
+        r(c, c) = std::sqrt(d);
     }
     return smallest;
 }
@@ -75,7 +77,7 @@ void complete_by_sic(const FsdChannel& ch,
         cf32 rest = rotated[c];
         for (std::size_t j = c + 1; j < n; ++j)
             rest -= ch.r[c * n + j] * points[p.point[j]];
-        const cf32 rcc = ch.r[c * n + c];
+        const float rcc = ch.r[c * n + c].real(); // real and positive
         if (t >= from)
             p.point[c] = slice(points, rest / rcc);
         distance += std::norm(rest - rcc * points[p.point[c]]);
@@ -159,29 +161,38 @@ void prepare_fsd_channel(const cf32* h,
     for (std::size_t u : dead)
         out.user_of_column[n - 1 - t++] = static_cast<int>(u);
 
-    // QR of the ordered H; of [H; sqrt(delta) I] when a pivot is (nearly) zero.
-    MatrixD q, r;
-    for (int loaded = 0; loaded < 2; ++loaded) {
-        q = MatrixD::Zero(B + (loaded ? n : 0), n);
-        for (std::size_t c = 0; c < n; ++c) {
-            q.block(0, c, B, 1) = hd.col(out.user_of_column[c]);
-            if (loaded)
-                q(B + c, c) = std::sqrt(mmse::kLoading * mean);
-        }
-        const double smallest = gram_schmidt(q, r);
-        if (smallest >= mmse::kMinPivotRatio * strongest)
-            break;
+    /* The QR of the ordered H through its Gram matrix, so that the GPU's prepare kernel
+     * (lib/cuda/sphere/) computes the same numbers: R from the Cholesky factorisation
+     * G_p = H_p^H H_p = R^H R, and Q^H = R^-H H_p^H. When a pivot (nearly) vanishes,
+     * G_p + delta I instead: R and the top rows of Q of the QR of [H_p; sqrt(delta) I]. */
+    MatrixD hp(B, n);
+    for (std::size_t c = 0; c < n; ++c)
+        hp.col(static_cast<Eigen::Index>(c)) = hd.col(out.user_of_column[c]);
+    const MatrixD gp = hp.adjoint() * hp;
+    MatrixD r;
+    if (cholesky_upper(gp, r) < mmse::kMinPivotRatio * strongest) {
+        MatrixD loaded = gp;
+        loaded.diagonal().array() += mmse::kLoading * mean;
+        cholesky_upper(loaded, r);
         out.regularized = true;
     }
+    // Q^H = R^-H H_p^H, column b of it by forward substitution with the lower R^H.
+    MatrixD qh(n, B);
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t c = 0; c < n; ++c) {
+            cd v = std::conj(hp(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(c)));
+            for (std::size_t k = 0; k < c; ++k)
+                v -= std::conj(r(k, c)) * qh(k, b);
+            qh(c, b) = v / r(c, c).real();
+        }
     for (std::size_t i = 0; i < n; ++i)
         for (std::size_t j = 0; j < n; ++j)
             out.r[i * n + j] = cf32(static_cast<float>(r(i, j).real()),
                                     static_cast<float>(r(i, j).imag()));
     for (std::size_t c = 0; c < n; ++c)
-        for (std::size_t b = 0; b < B; ++b) {
-            const cd v = std::conj(q(static_cast<Eigen::Index>(b), static_cast<Eigen::Index>(c)));
-            out.qh[c * B + b] = cf32(static_cast<float>(v.real()), static_cast<float>(v.imag()));
-        }
+        for (std::size_t b = 0; b < B; ++b)
+            out.qh[c * B + b] = cf32(static_cast<float>(qh(c, b).real()),
+                                     static_cast<float>(qh(c, b).imag()));
 }
 
 std::size_t fsd_candidates(const FsdChannel& ch,
