@@ -55,7 +55,7 @@ struct DetectorConfig {
     unsigned iterations = 3; //!< CG/CR iterations I (ignored by chol and zf)
     //! fsd/sfsd: fully expanded tree levels T; 0 = default_full_levels(U).
     std::size_t full_levels = 0;
-    //! sfsd: N_iter best paths extended; 0 = default_list_paths(modulation).
+    //! sfsd: N_iter best paths extended (<= 16); 0 = default_list_paths(modulation).
     std::size_t list_paths = 0;
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping

@@ -37,6 +37,7 @@ constexpr ModeName kModes[] = { { DetectorMode::chol, "chol" },
 constexpr std::size_t kMaxSphereUsers = 8;
 constexpr double kMaxFullPaths = 65536.0;
 constexpr double kMaxExhaustiveVectors = 16777216.0; // 64-QAM 4x4
+constexpr std::size_t kMaxListPaths = 16;
 
 std::string mode_list()
 {
@@ -151,6 +152,10 @@ void DetectorConfig::validate() const
                 "detector: full_levels " + std::to_string(levels) + " of mode " + m +
                 " must be <= users (" + std::to_string(num_users) + ") and give at most " +
                 std::to_string(static_cast<long>(kMaxFullPaths)) + " paths (M^T)");
+        if (list_paths > kMaxListPaths)
+            throw std::invalid_argument("detector: list_paths (N_iter) must be <= " +
+                                        std::to_string(kMaxListPaths) + ", got " +
+                                        std::to_string(list_paths));
         if (mode == DetectorMode::ml &&
             std::pow(points, double(num_users)) > kMaxExhaustiveVectors)
             throw std::invalid_argument(

@@ -153,6 +153,12 @@ KernelMode kernel_mode(DetectorMode m)
         return KernelMode::cr;
     case DetectorMode::zf:
         return KernelMode::zf;
+    case DetectorMode::fsd:
+        return KernelMode::fsd;
+    case DetectorMode::sfsd:
+        return KernelMode::sfsd;
+    default:
+        break;
     }
     // A mode without a GPU kernel is refused by name (backend=auto then runs it on the CPU,
     // saying why), never run as another mode's kernel.
@@ -250,6 +256,11 @@ struct CudaDetector::Impl {
     float* d_inv_lambda = nullptr;
     std::uint8_t* d_status = nullptr;
     std::uint8_t* d_unusable = nullptr;
+    // The sphere decoders' channel state (R in d_a): Q^H, the detection order, N0 floor.
+    float2* d_qh = nullptr;
+    std::uint8_t* d_order = nullptr;
+    float* d_floor = nullptr;
+    SpherePoints sphere_points{};
     unsigned long long* d_bad_samples = nullptr;
     /* The channel status of device-API channels (set_channel_device), counted by the
      * kernels that prepare them (PrepareArgs::counts; kChannelCounts totals, never
@@ -369,6 +380,16 @@ struct CudaDetector::Impl {
         d_inv_lambda = device_alloc<float>(nsc * u);
         d_status = device_alloc<std::uint8_t>(nsc);
         d_unusable = device_alloc<std::uint8_t>(nsc);
+        if (sphere()) {
+            d_qh = device_alloc<float2>(nsc * u * b);
+            d_order = device_alloc<std::uint8_t>(nsc * u);
+            d_floor = device_alloc<float>(nsc);
+            sphere_points.count = static_cast<int>(constellation.size());
+            sphere_points.bits = static_cast<int>(constellation.bits_per_symbol());
+            for (std::size_t i = 0; i < constellation.size(); ++i)
+                sphere_points.p[i] = make_float2(constellation.points()[i].real(),
+                                                 constellation.points()[i].imag());
+        }
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
         d_channel_counts = device_alloc<unsigned long long>(kChannelCounts);
@@ -442,6 +463,12 @@ struct CudaDetector::Impl {
         cudaFree(d_inv_lambda);
         cudaFree(d_status);
         cudaFree(d_unusable);
+        cudaFree(d_qh);
+        cudaFree(d_order);
+        cudaFree(d_floor);
+        d_qh = nullptr;
+        d_order = nullptr;
+        d_floor = nullptr;
         cudaFree(d_bad_samples);
         cudaFree(d_channel_counts);
         cudaFreeHost(h_channel);
@@ -515,6 +542,25 @@ struct CudaDetector::Impl {
                  unsigned long long* counts = nullptr)
     {
         wait_for_channel(stream);
+        if (sphere()) {
+            SpherePrepareArgs s{};
+            s.h = d_channel;
+            s.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+            s.num_antennas = static_cast<int>(dims.num_antennas);
+            s.num_users = static_cast<int>(dims.num_users);
+            s.full_levels = static_cast<int>(config.effective_full_levels());
+            s.r = d_a;
+            s.qh = d_qh;
+            s.order = d_order;
+            s.floor = d_floor;
+            s.status = d_status;
+            s.unusable = d_unusable;
+            s.counts = counts;
+            launch_prepare_sphere(s, stream);
+            MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
+            a_formed = true;
+            return;
+        }
         PrepareArgs args = prepare_args(d_channel, n0);
         args.counts = counts;
         launch_prepare(args, stream);
@@ -523,6 +569,35 @@ struct CudaDetector::Impl {
     }
 
     bool iterative() const { return mode == KernelMode::cg || mode == KernelMode::cr; }
+    bool sphere() const { return mode == KernelMode::fsd || mode == KernelMode::sfsd; }
+
+    //! The sphere decoders' search of n symbols on the prepared channel.
+    void detect_sphere(const float2* d_y, std::size_t n, float* d_llr, float2* d_x_hat,
+                       cudaStream_t stream)
+    {
+        SphereDetectArgs s{};
+        s.y = d_y;
+        s.num_symbols = n;
+        s.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+        s.num_antennas = static_cast<int>(dims.num_antennas);
+        s.num_users = static_cast<int>(dims.num_users);
+        s.full_levels = static_cast<int>(config.effective_full_levels());
+        s.list_paths =
+            mode == KernelMode::sfsd ? static_cast<int>(config.effective_list_paths()) : 0;
+        s.r = d_a;
+        s.qh = d_qh;
+        s.order = d_order;
+        s.floor = d_floor;
+        s.status = d_status;
+        s.n0 = n0;
+        s.llr_sign = config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
+        s.llr_clip = config.llr_clip > 0.0f ? config.llr_clip : INFINITY;
+        s.llr = d_llr;
+        s.x_hat = d_x_hat;
+        s.bad_sample_count = d_bad_samples;
+        s.points = sphere_points;
+        launch_detect_sphere(s, stream);
+    }
 
     //! Whether `symbols` on one channel run faster from H alone (cg/cr, no A).
     bool matrix_free_for(std::size_t symbols) const
@@ -593,6 +668,14 @@ struct CudaDetector::Impl {
                   CopiesOut&& copies_out)
     {
         symbols_on_channel += n;
+        if (sphere()) { // no fused or matrix-free path, no graphs (yet)
+            if (!a_formed)
+                prepare(channel, n0, stream, d_channel_counts);
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+            detect_sphere(d_y, n, d_llr, d_x_hat, stream);
+            copies_out(stream);
+            return;
+        }
         if (a_formed) {
             const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, false);
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));

@@ -23,7 +23,7 @@
 namespace mimodet {
 namespace cuda {
 
-enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3 };
+enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3, fsd = 4, sfsd = 5 };
 
 //! The per-axis Gray PAM levels of a constellation, as the kernels' demapper takes them.
 DemapTable demap_table(const Constellation& c);
@@ -94,6 +94,47 @@ void launch_equalize_fused(const EqualizeArgs& args,
 bool matrix_free_supported(int num_antennas, int num_users);
 bool matrix_free_pays(int num_users, int iterations, std::size_t symbols);
 void launch_equalize_matrix_free(const EqualizeArgs& args, cudaStream_t stream);
+// The sphere decoders (lib/cuda/sphere/fsd.cu, mirroring lib/core/sphere/fsd.cc).
+constexpr int kSphereMaxStreams = 8;     //!< users (the core's sphere::kMaxStreams)
+constexpr int kSphereMaxListPaths = 16;  //!< SFSD N_iter (DetectorConfig's bound)
+constexpr std::uint8_t kSphereUnusable = 0x80; //!< in `order`: that user has no channel
+
+//! The constellation's points in index order (bits b(0).. as the index's MSB first).
+struct SpherePoints {
+    int count, bits;
+    float2 p[256];
+};
+struct SpherePrepareArgs {
+    const float2* h;
+    int num_subcarriers, num_antennas, num_users, full_levels;
+    float2* r;              //!< [N_sc][U][U] upper triangular
+    float2* qh;             //!< [N_sc][U][B] Q^H
+    std::uint8_t* order;    //!< [N_sc][U] user of column c, | kSphereUnusable
+    float* floor;           //!< [N_sc] smallest N0 of the LLRs
+    std::uint8_t* status;   //!< [N_sc] as launch_prepare's
+    std::uint8_t* unusable; //!< [N_sc] users without a channel
+    unsigned long long* counts; //!< optional, as PrepareArgs::counts
+};
+void launch_prepare_sphere(const SpherePrepareArgs& args, cudaStream_t stream);
+struct SphereDetectArgs {
+    const float2* y;
+    std::size_t num_symbols;
+    int num_subcarriers, num_antennas, num_users;
+    int full_levels, list_paths; //!< list_paths 0: the hard FSD
+    const float2* r;
+    const float2* qh;
+    const std::uint8_t* order;
+    const float* floor;
+    const std::uint8_t* status;
+    float n0;
+    float llr_sign, llr_clip; //!< llr_clip +inf for none
+    float* llr;
+    float2* x_hat; //!< optional: the best path's points
+    unsigned long long* bad_sample_count;
+    SpherePoints points;
+};
+void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream);
+
 //! Raises the kernels' dynamic shared memory limits on the current device; throws when
 //! this GPU cannot give them what they need.
 void configure_kernels();

@@ -913,33 +913,85 @@ TEST(CudaDetector, CallerMemoryRegisteredAgainAtTheSameAddressIsNotReplayedStale
     }
 }
 
-TEST(CudaDetector, SphereModesHaveNoKernelYetAndAutoRunsThemOnTheCpu)
+TEST(CudaDetector, SphereDecodersMatchTheCpu)
 {
-    // Until the sphere decoders' kernels exist, backend=cuda refuses them by name and
-    // auto runs them on the CPU, saying why.
+    // fsd and sfsd (lib/cuda/sphere/fsd.cu) against CpuSphereDetector on the same frames:
+    // every output written (poisoned), the same hard decisions and points, LLRs within
+    // float rounding, the same counters; also through the device API.
     SKIP_WITHOUT_GPU();
-    for (auto mode : { DetectorMode::fsd, DetectorMode::sfsd, DetectorMode::ml }) {
-        DetectorConfig c;
-        c.num_antennas = 4;
-        c.num_users = 4;
-        c.num_subcarriers = 8;
-        c.modulation = Modulation::qpsk;
-        c.mode = mode;
-        c.backend = Backend::cuda;
-        try {
-            make_detector(c);
-            ADD_FAILURE() << to_string(mode) << " accepted by backend cuda";
-        } catch (const std::runtime_error& e) {
-            EXPECT_NE(std::string(e.what()).find("no GPU kernel for detector " + to_string(mode)),
-                      std::string::npos)
-                << e.what();
-        }
-        c.backend = Backend::automatic;
-        std::string why;
-        auto d = make_detector(c, &why);
-        EXPECT_EQ(d->name(), "cpu-" + to_string(mode));
-        EXPECT_NE(why.find("no GPU kernel"), std::string::npos) << why;
+    const Case cases[] = {
+        { 4, 4, 32, 6, Modulation::qpsk, DetectorMode::fsd, 1, 12.0, 0.0 },
+        { 4, 4, 32, 6, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 },
+        { 4, 4, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 },
+        { 4, 4, 16, 4, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 },
+        { 8, 8, 16, 4, Modulation::qpsk, DetectorMode::sfsd, 1, 12.0, 0.0 },
+        { 6, 3, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 15.0, 0.5 },
+    };
+    for (const Case& c : cases) {
+        const std::string what = describe(c);
+        SCOPED_TRACE(what);
+        Frame f = frame_of(c, 31);
+        const Dims d = config_of(c, Backend::cpu).dims();
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const Outputs want = run(*cpu, f, c.nsym), got = run(gpu, f, c.nsym);
+        expect_close(got, want, what);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < want.llr.size(); ++i)
+            differ += (got.llr[i] > 0) != (want.llr[i] > 0);
+        EXPECT_EQ(differ, 0u) << what;
+        EXPECT_EQ(got.stats.bad_channel_subcarriers, want.stats.bad_channel_subcarriers);
+        EXPECT_EQ(got.stats.regularized_subcarriers, want.stats.regularized_subcarriers);
+
+        // Bad inputs: a subcarrier's NaN, a user without a channel, one non-finite vector.
+        f.h[d.channel_index(1, 0, 0)] = cf32(NAN, 0.0f);
+        for (std::size_t b = 0; b < c.b; ++b)
+            f.h[d.channel_index(2, b, c.u - 1)] = cf32(0.0f, 0.0f);
+        f.y[1 * d.rx_items() + d.rx_index(3, 0)] = cf32(INFINITY, 0.0f);
+        const Outputs bad_want = run(*cpu, f, c.nsym), bad_got = run(gpu, f, c.nsym);
+        expect_close(bad_got, bad_want, what + " bad inputs");
+        for (std::size_t i = 0; i < bad_want.llr.size(); ++i)
+            if (bad_want.llr[i] == 0.0f)
+                EXPECT_EQ(bad_got.llr[i], 0.0f) << i;
+        const DetectorStats gs = bad_got.stats, cs = bad_want.stats;
+        EXPECT_EQ(gs.bad_channel_subcarriers, cs.bad_channel_subcarriers);
+        EXPECT_EQ(gs.unusable_user_channels, cs.unusable_user_channels);
+        EXPECT_EQ(gs.bad_sample_vectors, cs.bad_sample_vectors);
+        EXPECT_EQ(gs.regularized_subcarriers, cs.regularized_subcarriers);
+
+        // The device API prepares on the first call and counts on the device.
+        cuda::CudaDetector dev(config_of(c, Backend::cuda));
+        DeviceFrame df(f, bad_want);
+        dev.set_channel_device(df.h.get(), f.n0);
+        const Outputs dg = df.detect(dev, c.nsym);
+        expect_llrs_close(dg.llr, bad_want.llr, what + " device API");
+        EXPECT_EQ(dev.stats().unusable_user_channels, 1u); // user U-1 on subcarrier 2
     }
+}
+
+TEST(CudaDetector, ExhaustiveMlHasNoKernelAndAutoRunsItOnTheCpu)
+{
+    SKIP_WITHOUT_GPU();
+    DetectorConfig c;
+    c.num_antennas = 4;
+    c.num_users = 4;
+    c.num_subcarriers = 8;
+    c.modulation = Modulation::qpsk;
+    c.mode = DetectorMode::ml;
+    c.backend = Backend::cuda;
+    try {
+        make_detector(c);
+        ADD_FAILURE() << "ml accepted by backend cuda";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("no GPU kernel for detector ml"),
+                  std::string::npos)
+            << e.what();
+    }
+    c.backend = Backend::automatic;
+    std::string why;
+    auto d = make_detector(c, &why);
+    EXPECT_EQ(d->name(), "cpu-ml");
+    EXPECT_NE(why.find("no GPU kernel"), std::string::npos) << why;
 }
 
 TEST(CudaDetector, SubmittedBatchesMatchDetectAndWaitForEachOther)
