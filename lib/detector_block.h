@@ -1,0 +1,407 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_DETECTOR_BLOCK_H
+#define INCLUDED_MIMODET_DETECTOR_BLOCK_H
+
+#include "core/worker_team.h"
+#include "erasure_warning.h"
+#include "pinned_buffers.h"
+#include <gnuradio/io_signature.h>
+#include <gnuradio/sync_block.h>
+#include <mimodet/detector.h>
+#include <mimodet/layout.h>
+#include <pmt/pmt.h>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimodet {
+
+namespace core = ::mimodet;
+
+/*! What every detector block does around its mimodet::Detector (mmse_detector,
+ * fsd_detector): items [N_sc][B] in, [N_sc][U][bits] LLRs out, the channel and N0 from
+ * the 'mimo_h' / 'mimo_n0' tags (read in place, applied at the item they sit on), the
+ * erasure rules and counters of docs/data-contract.md, thread-safe getters, and on a GPU
+ * the page-locked buffers, the batches sized for the GPU and the pipeline of one call
+ * (docs/performance.md). Api is the block's public class (a gr::sync_block); the final
+ * class initialises gr::sync_block itself (a virtual base) and adds its own setters. */
+template <class Api>
+class detector_block : public Api
+{
+protected:
+    explicit detector_block(const core::DetectorConfig& config);
+
+    core::DetectorConfig d_config;
+    std::unique_ptr<core::Detector> d_detector;
+    mutable std::mutex d_mutex; // guards d_detector/d_config against setters from GUI threads
+
+    //! Replaces the detector by one for `config`, the channel in force re-applied and the
+    //! counters kept; a refused configuration throws and changes nothing. Caller holds
+    //! d_mutex.
+    void rebuild_detector(const core::DetectorConfig& config);
+
+public:
+    std::string implementation() const override;
+    std::uint64_t channel_updates() const override;
+    std::uint64_t bad_channel_subcarriers() const override;
+    std::uint64_t bad_sample_vectors() const override;
+    std::uint64_t regularized_subcarriers() const override;
+    std::uint64_t unusable_user_channels() const override;
+    std::uint64_t erased_items() const override;
+
+    bool stop() override;
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+
+private:
+    // The channel in force, the tag's own vector (not copied): a rebuild re-applies it.
+    pmt::pmt_t d_h = pmt::PMT_NIL;
+    // GPU: a page-locked copy of the next channel, made while the GPU still works on the
+    // batch in flight; set_channel then uploads it by DMA.
+    std::vector<core::cf32> d_h_staged;
+    pmt::pmt_t d_h_staged_from = pmt::PMT_NIL; // the tag value d_h_staged holds
+    std::unique_ptr<core::WorkerTeam> d_copy_team; // GPU only: copies the channel
+    // GPU: items at the front of the input whose detection was submitted in an earlier
+    // call and is not produced yet (their LLRs land in the output buffer's next slots).
+    int d_in_flight = 0;
+    double d_n0 = -1.0; // < 0: no N0 tag seen yet
+    bool d_have_h = false;
+    bool d_seen_channel_tag = false; // any 'mimo_h' tag, valid or not
+    bool d_channel_valid = false; // false after a malformed channel tag, until a good one
+    std::uint64_t d_erased_items = 0;
+    bool d_warned_bad_inputs = false;
+
+    core::DetectorStats d_past_stats; // counters of detectors replaced by setters
+    pinned_buffers d_pins; // GPU: the stream buffers and d_h_staged, read/written by DMA
+    bool d_on_gpu = false; // the detector runs on a GPU (set with it)
+
+    core::DetectorStats stats() const; // cumulative; caller holds d_mutex
+    void apply_tags(const std::vector<gr::tag_t>& tags_at_offset);
+    const core::cf32* channel_data(const pmt::pmt_t& h) const;
+    void stage_channel(const std::vector<gr::tag_t>& tags);
+    void warn_once_about_bad_inputs();
+};
+
+namespace detector_block_detail {
+// GPU: input bytes per batch (one call's submitted items), and a cap on items per batch.
+constexpr std::size_t kGpuBatchBytes = std::size_t(64) << 20;
+constexpr std::size_t kGpuMaxBatchItems = 1024;
+constexpr std::size_t kStagingThreads = 4; // copy the channel to page-locked memory
+} // namespace detector_block_detail
+
+template <class Api>
+detector_block<Api>::detector_block(const core::DetectorConfig& config) : d_config(config)
+{
+    rebuild_detector(config);
+    this->set_tag_propagation_policy(gr::block::TPP_ALL_TO_ALL);
+    if (d_on_gpu) {
+        // GNU Radio gives a stream of large vectors buffers of two or three items, so
+        // work() would see one or two symbols per call and the GPU would idle between
+        // calls. A block cannot size its input buffer; GNU Radio makes it at least
+        // 2 (history + 1) items, so a history of 2 batches asks for room for the batch
+        // in flight and the next one (the history items themselves are never read).
+        const std::size_t item = config.dims().rx_items() * sizeof(gr_complex);
+        const std::size_t batch =
+            std::clamp<std::size_t>(detector_block_detail::kGpuBatchBytes / item, 8, detector_block_detail::kGpuMaxBatchItems);
+        this->set_history(static_cast<unsigned>(2 * batch + 1));
+        // GNU Radio hands a block at most half of its output buffer per call.
+        this->set_min_output_buffer(static_cast<long>(4 * batch));
+        d_h_staged.resize(config.dims().channel_items());
+        d_copy_team = std::make_unique<::mimodet::WorkerTeam>(detector_block_detail::kStagingThreads);
+    }
+}
+template <class Api>
+bool detector_block<Api>::stop()
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    d_detector->complete(); // nothing may still be written into GNU Radio's buffers
+    d_pins.release();       // before GNU Radio frees them
+    return true;
+}
+template <class Api>
+void detector_block<Api>::rebuild_detector(const core::DetectorConfig& config)
+{
+    // Build the new detector before touching any state, so a refused configuration leaves
+    // the block exactly as it was.
+    std::string fallback_reason;
+    auto detector = core::make_detector(config, &fallback_reason);
+    // One warning per process, not per block or mode change: a sweep builds many
+    // detectors.
+    static std::once_flag warned;
+    if (!fallback_reason.empty() && config.backend == core::Backend::automatic)
+        std::call_once(warned, [&] {
+            this->d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
+                           fallback_reason);
+        });
+    if (d_channel_valid)
+        detector->set_channel(channel_data(d_h), static_cast<float>(d_n0));
+    if (d_detector) {
+        d_detector->complete(); // its batch in flight lands before it goes
+        d_past_stats +=
+            d_detector->stats(); // the counters stay cumulative across rebuilds
+        if (d_channel_valid)
+            --d_past_stats.channels; // re-applying the channel is not a new one
+    }
+    d_detector = std::move(detector);
+    d_config = config;
+    d_on_gpu = d_detector->name().rfind("cuda", 0) == 0; // decided once, not per work()
+}
+template <class Api>
+core::DetectorStats detector_block<Api>::stats() const
+{
+    auto s = d_past_stats;
+    s += d_detector->stats();
+    return s;
+}
+template <class Api>
+std::string detector_block<Api>::implementation() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_detector->name();
+}
+
+template <class Api>
+std::uint64_t detector_block<Api>::channel_updates() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().channels;
+}
+template <class Api>
+std::uint64_t detector_block<Api>::bad_channel_subcarriers() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().bad_channel_subcarriers;
+}
+template <class Api>
+std::uint64_t detector_block<Api>::bad_sample_vectors() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().bad_sample_vectors;
+}
+template <class Api>
+std::uint64_t detector_block<Api>::regularized_subcarriers() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().regularized_subcarriers;
+}
+template <class Api>
+std::uint64_t detector_block<Api>::unusable_user_channels() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return stats().unusable_user_channels;
+}
+template <class Api>
+std::uint64_t detector_block<Api>::erased_items() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_erased_items;
+}
+template <class Api>
+void detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags)
+{
+    bool changed = false;
+    for (const auto& tag : tags) {
+        const std::string key = pmt::symbol_to_string(tag.key);
+        if (key == core::kChannelTagKey) {
+            d_seen_channel_tag = true;
+            const std::size_t expected = d_config.dims().channel_items();
+            if (!pmt::is_c32vector(tag.value) || pmt::length(tag.value) != expected) {
+                this->d_logger->error(
+                    "'{:s}' tag at item {:d} is not a c32vector of {:d} "
+                    "(N_sc*B*U) entries (got {:s} of length {:d}); LLRs are 0 "
+                    "until the next valid channel",
+                    core::kChannelTagKey,
+                    tag.offset,
+                    expected,
+                    pmt::is_c32vector(tag.value) ? "c32vector" : "another type",
+                    pmt::is_uniform_vector(tag.value) ? pmt::length(tag.value) : 0);
+                d_have_h = false;
+                continue;
+            }
+            d_h = tag.value;
+            d_have_h = true;
+            changed = true;
+        } else if (key == core::kNoiseVarTagKey) {
+            double n0 = 0.0;
+            if (pmt::is_real(tag.value) || pmt::is_integer(tag.value)) {
+                n0 = pmt::to_double(tag.value);
+            } else if (pmt::is_uint64(tag.value)) {
+                n0 = static_cast<double>(pmt::to_uint64(tag.value));
+            } else {
+                this->d_logger->error("'{:s}' tag at item {:d} is not a real number; ignored",
+                                core::kNoiseVarTagKey,
+                                tag.offset);
+                continue;
+            }
+            d_n0 = n0;
+            changed = true;
+        }
+    }
+    d_channel_valid = d_have_h && d_n0 >= 0.0;
+    if (d_have_h && !(d_n0 >= 0.0))
+        this->d_logger->error(
+            "'{:s}' without a valid '{:s}' (got {:g}); LLRs are 0 until one arrives",
+            core::kChannelTagKey,
+            core::kNoiseVarTagKey,
+            d_n0);
+    if (changed && d_channel_valid) {
+        // The copy staged while the GPU worked, if it is this channel's: uploaded by DMA.
+        const bool staged = !d_h_staged.empty() && pmt::eq(d_h, d_h_staged_from);
+        d_detector->set_channel(staged ? d_h_staged.data() : channel_data(d_h),
+                                static_cast<float>(d_n0));
+    }
+    d_h_staged_from = pmt::PMT_NIL;
+}
+
+template <class Api>
+const core::cf32* detector_block<Api>::channel_data(const pmt::pmt_t& h) const
+{
+    std::size_t n = 0;
+    return pmt::c32vector_elements(h, n); // the vector itself: pmt's other form copies
+}
+template <class Api>
+void detector_block<Api>::stage_channel(const std::vector<gr::tag_t>& tags)
+{
+    if (!d_copy_team)
+        return;
+    const std::size_t expected = d_config.dims().channel_items();
+    for (const auto& tag : tags)
+        if (pmt::symbol_to_string(tag.key) == core::kChannelTagKey &&
+            pmt::is_c32vector(tag.value) && pmt::length(tag.value) == expected) {
+            if (pmt::eq(tag.value, d_h_staged_from))
+                return; // staged already
+            d_pins.pin(d_h_staged.data(), expected * sizeof(core::cf32), this->d_logger);
+            // In slices on several threads, so that the copy hides behind the batch in
+            // flight (16 MiB at the 128x16 target, 27 MiB for an NR slot).
+            const core::cf32* from = channel_data(tag.value);
+            const std::size_t parts = d_copy_team->size();
+            const std::size_t slice = (expected + parts - 1) / parts;
+            d_copy_team->run([&](std::size_t k) {
+                const std::size_t begin = std::min(expected, k * slice);
+                const std::size_t end = std::min(expected, begin + slice);
+                std::copy(from + begin, from + end, d_h_staged.data() + begin);
+            });
+            d_h_staged_from = tag.value;
+            return;
+        }
+}
+template <class Api>
+void detector_block<Api>::warn_once_about_bad_inputs()
+{
+    if (!d_warned_bad_inputs)
+        d_warned_bad_inputs = warn_about_erasures(this->d_logger, stats());
+}
+template <class Api>
+int detector_block<Api>::work(int noutput_items,
+                             gr_vector_const_void_star& input_items,
+                             gr_vector_void_star& output_items)
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    const core::Dims dims = d_config.dims();
+    // The first item not consumed yet (the history before it is never read).
+    const auto* in = static_cast<const core::cf32*>(input_items[0]) +
+                     static_cast<std::size_t>(this->history() - 1) * dims.rx_items();
+    auto* out = static_cast<float*>(output_items[0]);
+    const uint64_t first = this->nitems_read(0);
+    if (d_on_gpu)
+        d_pins.pin_stream_buffers(*this, this->d_logger);
+
+    /* On the GPU, work() is pipelined by one call: items [0, d_in_flight) were submitted
+     * by the last call, their LLRs already on their way into this call's output slots.
+     * This call stages the next channel while they finish, waits for them, submits its
+     * own items and returns the finished ones, leaving its last batch in flight while
+     * GNU Radio moves on. Each item's LLRs go to its own output slot, so what is left in
+     * flight is where the next call expects it. */
+    int done = std::min(d_in_flight, noutput_items);
+
+    // Group the channel and N0 tags of the new items by the item they apply to.
+    std::vector<gr::tag_t> tags;
+    this->get_tags_in_range(tags, 0, first + done, first + noutput_items);
+    std::map<uint64_t, std::vector<gr::tag_t>> by_offset;
+    for (auto& t : tags) {
+        const std::string key = pmt::symbol_to_string(t.key);
+        if (key == core::kChannelTagKey || key == core::kNoiseVarTagKey)
+            by_offset[t.offset].push_back(t);
+    }
+    if (d_in_flight > 0) {
+        if (!by_offset.empty())
+            stage_channel(by_offset.begin()->second); // while the GPU finishes
+        d_detector->complete();
+        if (d_in_flight >= noutput_items) { // no room for more: return finished items
+            d_in_flight -= noutput_items;
+            return noutput_items;
+        }
+    }
+    warn_once_about_bad_inputs(); // here nothing is in flight: stats() does not wait
+
+    int in_flight_from = -1; // first item of the batch left in flight, if any
+    auto submit = [&](int from, int to) {
+        const std::size_t n = static_cast<std::size_t>(to - from);
+        if (d_detector->submit(in + static_cast<std::size_t>(from) * dims.rx_items(),
+                               n,
+                               out + static_cast<std::size_t>(from) * dims.llr_items()))
+            in_flight_from = from; // (a later submit or set_channel completes it)
+        else
+            in_flight_from = -1;
+    };
+    auto process_until = [&](int end) {
+        if (end <= done)
+            return;
+        if (d_channel_valid) {
+            // Nothing finished to return yet: half now, so that this call returns
+            // something and the other half stays in flight.
+            if (d_on_gpu && done == 0 && end >= 2)
+                submit(0, end / 2), submit(end / 2, end);
+            else
+                submit(done, end);
+        } else {
+            float* llr = out + static_cast<std::size_t>(done) * dims.llr_items();
+            std::fill(llr, llr + static_cast<std::size_t>(end - done) * dims.llr_items(),
+                      0.0f);
+            d_erased_items += static_cast<std::uint64_t>(end - done);
+        }
+        done = end;
+    };
+
+    for (auto& [offset, group] : by_offset) {
+        const int at = static_cast<int>(offset - first);
+        if (at > done && !d_seen_channel_tag)
+            break; // items before the first channel: refused below
+        process_until(at);
+        stage_channel(group); // while the GPU works on the batch just submitted
+        apply_tags(group);    // a set_channel completes that batch (still held)
+    }
+    if (!d_seen_channel_tag) {
+        this->d_logger->error(
+            "no '{:s}' tag before item {:d}: the detector needs the channel "
+            "[N_sc][B][U] and N0 ('{:s}') as stream tags on the first item they "
+            "apply to (see docs/data-contract.md); stopping",
+            core::kChannelTagKey,
+            first,
+            core::kNoiseVarTagKey);
+        return gr::block::WORK_DONE;
+    }
+    process_until(noutput_items);
+    if (in_flight_from <= 0) { // all finished (CPU, unpinned buffers), or no progress
+        d_detector->complete();
+        d_in_flight = 0;
+        return noutput_items;
+    }
+    d_in_flight = noutput_items - in_flight_from;
+    return in_flight_from;
+}
+
+} // namespace mimodet
+} // namespace gr
+
+#endif
