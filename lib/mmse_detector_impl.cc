@@ -6,6 +6,7 @@
 
 #include "mmse_detector_impl.h"
 #include <gnuradio/io_signature.h>
+#include <stdexcept>
 
 namespace gr {
 namespace mimodet {
@@ -37,6 +38,9 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
     c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
     c.modulation = core::parse_modulation(modulation);
     c.mode = core::parse_detector_mode(mode);
+    if (c.sphere())
+        throw std::invalid_argument("mmse_detector: mode " + mode +
+                                    " is a sphere decoder: use fsd_detector");
     if (iterations < 1) // checked for every mode: set_mode() may switch to cg or cr later
         throw std::invalid_argument("mmse_detector: iterations must be >= 1, got " +
                                     std::to_string(iterations));
@@ -79,6 +83,10 @@ std::string mmse_detector_impl::mode() const
 void mmse_detector_impl::set_mode(const std::string& mode)
 {
     const auto parsed = core::parse_detector_mode(mode); // throws before touching state
+    if (parsed == core::DetectorMode::fsd || parsed == core::DetectorMode::sfsd ||
+        parsed == core::DetectorMode::ml)
+        throw std::invalid_argument("mmse_detector: mode " + mode +
+                                    " is a sphere decoder: use fsd_detector");
     std::lock_guard<std::mutex> lock(d_mutex);
     if (parsed == d_config.mode)
         return;

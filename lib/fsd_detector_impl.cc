@@ -1,0 +1,139 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "fsd_detector_impl.h"
+#include <gnuradio/io_signature.h>
+#include <stdexcept>
+
+namespace gr {
+namespace mimodet {
+
+namespace {
+
+core::DetectorMode mode_of_output(const std::string& output)
+{
+    if (output == "soft")
+        return core::DetectorMode::sfsd;
+    if (output == "hard")
+        return core::DetectorMode::fsd;
+    throw std::invalid_argument("fsd_detector: output must be \"soft\" or \"hard\", got \"" +
+                                output + "\"");
+}
+
+} // namespace
+
+fsd_detector::sptr fsd_detector::make(int num_antennas,
+                                      int num_users,
+                                      int num_subcarriers,
+                                      const std::string& modulation,
+                                      const std::string& output,
+                                      int list_paths,
+                                      int full_levels,
+                                      const std::string& backend,
+                                      bool llr_positive_means_one,
+                                      float llr_clip,
+                                      int num_threads,
+                                      const std::vector<int>& devices,
+                                      int streams)
+{
+    auto positive = [](int v, const char* what) {
+        if (v <= 0)
+            throw std::invalid_argument(std::string("fsd_detector: ") + what +
+                                        " must be > 0, got " + std::to_string(v));
+        return static_cast<std::size_t>(v);
+    };
+    auto not_negative = [](int v, const char* what) {
+        if (v < 0)
+            throw std::invalid_argument(std::string("fsd_detector: ") + what +
+                                        " must be >= 0 (0 = the default), got " +
+                                        std::to_string(v));
+        return static_cast<std::size_t>(v);
+    };
+    core::DetectorConfig c;
+    c.num_antennas = positive(num_antennas, "num_antennas");
+    c.num_users = positive(num_users, "num_users");
+    c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
+    c.modulation = core::parse_modulation(modulation);
+    c.mode = mode_of_output(output);
+    c.list_paths = not_negative(list_paths, "list_paths");
+    c.full_levels = not_negative(full_levels, "full_levels");
+    c.backend = core::parse_backend(backend);
+    c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
+                                        : core::LlrSign::positive_means_zero;
+    c.llr_clip = llr_clip;
+    c.num_threads = num_threads;
+    if (streams < 1)
+        throw std::invalid_argument("fsd_detector: streams must be >= 1, got " +
+                                    std::to_string(streams));
+    for (int device : devices)
+        if (device < 0)
+            throw std::invalid_argument(
+                "fsd_detector: devices must be CUDA device ordinals >= 0, got " +
+                std::to_string(device));
+    c.devices = devices;
+    c.streams = streams;
+    try {
+        c.validate();
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("fsd_detector: ") + e.what());
+    }
+    return gnuradio::make_block_sptr<fsd_detector_impl>(c);
+}
+
+fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config)
+    : gr::sync_block(
+          "fsd_detector",
+          gr::io_signature::make(1, 1, sizeof(gr_complex) * config.dims().rx_items()),
+          gr::io_signature::make(1, 1, sizeof(float) * config.dims().llr_items())),
+      detector_block<fsd_detector>(config)
+{
+}
+
+std::string fsd_detector_impl::output() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return d_config.mode == core::DetectorMode::sfsd ? "soft" : "hard";
+}
+
+void fsd_detector_impl::set_output(const std::string& output)
+{
+    const auto mode = mode_of_output(output); // throws before touching state
+    std::lock_guard<std::mutex> lock(d_mutex);
+    if (mode == d_config.mode)
+        return;
+    auto config = d_config;
+    config.mode = mode;
+    rebuild_detector(config);
+}
+
+int fsd_detector_impl::list_paths() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return static_cast<int>(d_config.effective_list_paths());
+}
+
+void fsd_detector_impl::set_list_paths(int list_paths)
+{
+    if (list_paths < 0)
+        throw std::invalid_argument("fsd_detector: list_paths must be >= 0, got " +
+                                    std::to_string(list_paths));
+    std::lock_guard<std::mutex> lock(d_mutex);
+    auto config = d_config;
+    config.list_paths = static_cast<std::size_t>(list_paths);
+    if (config.effective_list_paths() == d_config.effective_list_paths())
+        return;
+    config.validate(); // refused before anything changes
+    rebuild_detector(config);
+}
+
+int fsd_detector_impl::full_levels() const
+{
+    std::lock_guard<std::mutex> lock(d_mutex);
+    return static_cast<int>(d_config.effective_full_levels());
+}
+
+} // namespace mimodet
+} // namespace gr
