@@ -16,6 +16,7 @@
 #include <mimodet/layout.h>
 #include <pmt/pmt.h>
 #include <algorithm>
+#include <stdexcept>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,50 @@ namespace gr {
 namespace mimodet {
 
 namespace core = ::mimodet;
+
+/*! The parameters every detector block's make() takes, checked, with the block's name in
+ * each error; the block then sets and checks its mode and calls validate(). Streams and
+ * devices are checked for every backend: a flowgraph may switch from cpu to auto later. */
+inline core::DetectorConfig block_config(const std::string& block,
+                                         int num_antennas,
+                                         int num_users,
+                                         int num_subcarriers,
+                                         const std::string& modulation,
+                                         const std::string& backend,
+                                         bool llr_positive_means_one,
+                                         float llr_clip,
+                                         int num_threads,
+                                         const std::vector<int>& devices,
+                                         int streams)
+{
+    auto positive = [&](int v, const char* what) {
+        if (v <= 0)
+            throw std::invalid_argument(block + ": " + what + " must be > 0, got " +
+                                        std::to_string(v));
+        return static_cast<std::size_t>(v);
+    };
+    core::DetectorConfig c;
+    c.num_antennas = positive(num_antennas, "num_antennas");
+    c.num_users = positive(num_users, "num_users");
+    c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
+    c.modulation = core::parse_modulation(modulation);
+    c.backend = core::parse_backend(backend);
+    c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
+                                        : core::LlrSign::positive_means_zero;
+    c.llr_clip = llr_clip;
+    c.num_threads = num_threads;
+    if (streams < 1)
+        throw std::invalid_argument(block + ": streams must be >= 1, got " +
+                                    std::to_string(streams));
+    for (int device : devices)
+        if (device < 0)
+            throw std::invalid_argument(block +
+                                        ": devices must be CUDA device ordinals >= 0, got " +
+                                        std::to_string(device));
+    c.devices = devices;
+    c.streams = streams;
+    return c;
+}
 
 /*! What every detector block does around its mimodet::Detector (mmse_detector,
  * fsd_detector): items [N_sc][B] in, [N_sc][U][bits] LLRs out, the channel and N0 from

@@ -39,12 +39,6 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
                                       const std::vector<int>& devices,
                                       int streams)
 {
-    auto positive = [](int v, const char* what) {
-        if (v <= 0)
-            throw std::invalid_argument(std::string("fsd_detector: ") + what +
-                                        " must be > 0, got " + std::to_string(v));
-        return static_cast<std::size_t>(v);
-    };
     auto not_negative = [](int v, const char* what) {
         if (v < 0)
             throw std::invalid_argument(std::string("fsd_detector: ") + what +
@@ -52,29 +46,20 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
                                         std::to_string(v));
         return static_cast<std::size_t>(v);
     };
-    core::DetectorConfig c;
-    c.num_antennas = positive(num_antennas, "num_antennas");
-    c.num_users = positive(num_users, "num_users");
-    c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
-    c.modulation = core::parse_modulation(modulation);
+    core::DetectorConfig c = block_config("fsd_detector",
+                                          num_antennas,
+                                          num_users,
+                                          num_subcarriers,
+                                          modulation,
+                                          backend,
+                                          llr_positive_means_one,
+                                          llr_clip,
+                                          num_threads,
+                                          devices,
+                                          streams);
     c.mode = mode_of_output(output);
     c.list_paths = not_negative(list_paths, "list_paths");
     c.full_levels = not_negative(full_levels, "full_levels");
-    c.backend = core::parse_backend(backend);
-    c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
-                                        : core::LlrSign::positive_means_zero;
-    c.llr_clip = llr_clip;
-    c.num_threads = num_threads;
-    if (streams < 1)
-        throw std::invalid_argument("fsd_detector: streams must be >= 1, got " +
-                                    std::to_string(streams));
-    for (int device : devices)
-        if (device < 0)
-            throw std::invalid_argument(
-                "fsd_detector: devices must be CUDA device ordinals >= 0, got " +
-                std::to_string(device));
-    c.devices = devices;
-    c.streams = streams;
     try {
         c.validate();
     } catch (const std::invalid_argument& e) {

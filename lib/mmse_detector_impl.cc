@@ -26,17 +26,17 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         const std::vector<int>& devices,
                                         int streams)
 {
-    auto positive = [](int v, const char* what) {
-        if (v <= 0)
-            throw std::invalid_argument(std::string("mmse_detector: ") + what +
-                                        " must be > 0, got " + std::to_string(v));
-        return static_cast<std::size_t>(v);
-    };
-    core::DetectorConfig c;
-    c.num_antennas = positive(num_antennas, "num_antennas");
-    c.num_users = positive(num_users, "num_users");
-    c.num_subcarriers = positive(num_subcarriers, "num_subcarriers");
-    c.modulation = core::parse_modulation(modulation);
+    core::DetectorConfig c = block_config("mmse_detector",
+                                          num_antennas,
+                                          num_users,
+                                          num_subcarriers,
+                                          modulation,
+                                          backend,
+                                          llr_positive_means_one,
+                                          llr_clip,
+                                          num_threads,
+                                          devices,
+                                          streams);
     c.mode = core::parse_detector_mode(mode);
     if (c.sphere())
         throw std::invalid_argument("mmse_detector: mode " + mode +
@@ -45,22 +45,6 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
         throw std::invalid_argument("mmse_detector: iterations must be >= 1, got " +
                                     std::to_string(iterations));
     c.iterations = static_cast<unsigned>(iterations);
-    c.backend = core::parse_backend(backend);
-    c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
-                                        : core::LlrSign::positive_means_zero;
-    c.llr_clip = llr_clip;
-    c.num_threads = num_threads;
-    // Checked for every backend: a GRC flowgraph may switch from cpu to auto later.
-    if (streams < 1)
-        throw std::invalid_argument("mmse_detector: streams must be >= 1, got " +
-                                    std::to_string(streams));
-    for (int device : devices)
-        if (device < 0)
-            throw std::invalid_argument(
-                "mmse_detector: devices must be CUDA device ordinals >= 0, got " +
-                std::to_string(device));
-    c.devices = devices;
-    c.streams = streams;
     c.validate();
     return gnuradio::make_block_sptr<mmse_detector_impl>(c);
 }
