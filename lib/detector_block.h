@@ -171,8 +171,13 @@ bool detector_block<Api>::stop()
     std::lock_guard<std::mutex> lock(d_mutex);
     d_detector->complete(); // nothing may still be written into GNU Radio's buffers
     d_pins.release();       // before GNU Radio frees them
+    // Items in flight were never consumed: a restart on the same buffers detects them
+    // again, and a new flowgraph must not take its first items for them.
+    d_in_flight = 0;
+    d_h_staged_from = pmt::PMT_NIL;
     return true;
 }
+
 template <class Api>
 void detector_block<Api>::rebuild_detector(const core::DetectorConfig& config)
 {
