@@ -28,6 +28,16 @@ namespace mimodet {
 
 namespace core = ::mimodet;
 
+//! A detector block's streams: one item [N_sc][B] complex in, [N_sc][U][bits] LLRs out.
+inline gr::io_signature::sptr items_in(const core::DetectorConfig& c)
+{
+    return gr::io_signature::make(1, 1, sizeof(gr_complex) * c.dims().rx_items());
+}
+inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c)
+{
+    return gr::io_signature::make(1, 1, sizeof(float) * c.dims().llr_items());
+}
+
 /*! The parameters every detector block's make() takes, checked, with the block's name in
  * each error; the block then sets and checks its mode and calls validate(). Streams and
  * devices are checked for every backend: a flowgraph may switch from cpu to auto later. */

@@ -69,10 +69,7 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
 }
 
 fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config)
-    : gr::sync_block(
-          "fsd_detector",
-          gr::io_signature::make(1, 1, sizeof(gr_complex) * config.dims().rx_items()),
-          gr::io_signature::make(1, 1, sizeof(float) * config.dims().llr_items())),
+    : gr::sync_block("fsd_detector", items_in(config), llrs_out(config)),
       detector_block<fsd_detector>(config)
 {
 }

@@ -50,10 +50,7 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
 }
 
 mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
-    : gr::sync_block(
-          "mmse_detector",
-          gr::io_signature::make(1, 1, sizeof(gr_complex) * config.dims().rx_items()),
-          gr::io_signature::make(1, 1, sizeof(float) * config.dims().llr_items())),
+    : gr::sync_block("mmse_detector", items_in(config), llrs_out(config)),
       detector_block<mmse_detector>(config)
 {
 }
@@ -67,15 +64,14 @@ std::string mmse_detector_impl::mode() const
 void mmse_detector_impl::set_mode(const std::string& mode)
 {
     const auto parsed = core::parse_detector_mode(mode); // throws before touching state
-    if (parsed == core::DetectorMode::fsd || parsed == core::DetectorMode::sfsd ||
-        parsed == core::DetectorMode::ml)
-        throw std::invalid_argument("mmse_detector: mode " + mode +
-                                    " is a sphere decoder: use fsd_detector");
     std::lock_guard<std::mutex> lock(d_mutex);
     if (parsed == d_config.mode)
         return;
     auto config = d_config;
     config.mode = parsed;
+    if (config.sphere())
+        throw std::invalid_argument("mmse_detector: mode " + mode +
+                                    " is a sphere decoder: use fsd_detector");
     rebuild_detector(config);
 }
 

@@ -5,6 +5,7 @@
  */
 
 #include "cpu_sphere_detector.h"
+#include "core/mmse/linear_algebra.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -13,17 +14,6 @@
 
 namespace mimodet {
 
-namespace {
-
-bool finite_vector(const cf32* v, std::size_t n)
-{
-    for (std::size_t i = 0; i < n; ++i)
-        if (!std::isfinite(v[i].real()) || !std::isfinite(v[i].imag()))
-            return false;
-    return true;
-}
-
-} // namespace
 
 CpuSphereDetector::CpuSphereDetector(const DetectorConfig& config)
     : Detector(config),
@@ -98,7 +88,7 @@ void CpuSphereDetector::detect(const cf32* y, std::size_t n_symbols, float* llr,
             cf32* x_k = x_hat ? x_hat + sym * d_dims.symbol_items() + d_dims.symbol_index(sc, 0)
                               : nullptr;
             const sphere::FsdChannel& ch = d_channels[sc];
-            const bool finite = finite_vector(y_k, B);
+            const bool finite = mmse::all_finite(y_k, B);
             bad_samples += finite ? 0 : 1;
             if (!d_n0_valid || !ch.usable || !finite) {
                 std::fill(llr_k, llr_k + U * Q, 0.0f);
