@@ -6,7 +6,8 @@
 
 // clang-format off
 /* mimodet_bench: throughput and latency of the detectors on the configurations of the papers
- * (li2015 Tables I/II, broumas2023's 32x32 batches, a 5G NR 100 MHz slot) or any other.
+ * (li2015 Tables I/II, broumas2023's 32x32 batches, a 5G NR 100 MHz slot, roger2012 Tables
+ * 1-2) or any other.
  *
  * For the GPU (median of --reps after warm-up):
  *   kernel-only  set_channel + detect on data already on the device, per frame, timed with
@@ -30,6 +31,10 @@
  * and the stream floor: the same bytes read and written by a kernel without arithmetic,
  * timed like kernel-only after the same flush (stream% = its time / the kernel's), the
  * floor in the cache state the kernel meets, the flush's write-back included.
+ * roger2012 (--config roger2012): 4x4 FSD/SFSD, 100 LTE slots of 7 OFDM symbols with a
+ * channel per slot (folded into 100 x N_c channels), as above, then one slot alone
+ * (latency) and, unless --cpu off, the CPU implementation on all cores; a second table
+ * sets them beside the paper's figures.
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
  * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
  * is --devices D); --streams sets the end-to-end engines' CUDA streams and --graphs off
@@ -77,7 +82,33 @@ struct BenchConfig {
     Modulation mod;
     DetectorMode mode;
     unsigned iterations;
+    //! roger2012's tables: `slots` LTE slots (7 OFDM symbols, a channel each) of
+    //! `slot_subcarriers`, folded into nsc = slots x N_c channels; the paper's figure.
+    std::size_t slots = 0, slot_subcarriers = 0;
+    double paper_mbps = 0, paper_ms = 0;
 };
+
+/* roger2012 Tables 1 (FSD) and 2 (SFSD), 4x4 on a Tesla C2070: Mb/s and ms per slot for
+ * N_c = 150, 300, 600, 900, 1200 (index 1..5; N_c = 72 is not in the paper), columns
+ * QPSK, 16-QAM, 64-QAM. */
+constexpr std::size_t kRogerSubcarriers[] = { 72, 150, 300, 600, 900, 1200 };
+constexpr double kRogerFsd[6][3][2] = {
+    { { 0, 0 }, { 0, 0 }, { 0, 0 } },
+    { { 182.61, 0.046 }, { 311.11, 0.054 }, { 115.07, 0.219 } },
+    { { 311.11, 0.054 }, { 436.36, 0.077 }, { 123.23, 0.409 } },
+    { { 430.77, 0.078 }, { 533.33, 0.126 }, { 130.57, 0.772 } },
+    { { 494.12, 0.102 }, { 579.31, 0.174 }, { 131.25, 1.15 } },
+    { { 537.60, 0.125 }, { 610.91, 0.220 }, { 132.81, 1.52 } },
+};
+constexpr double kRogerSfsd[6][3][2] = {
+    { { 0, 0 }, { 0, 0 }, { 0, 0 } },
+    { { 73.04, 0.115 }, { 45.04, 0.373 }, { 9.82, 2.57 } },
+    { { 82.35, 0.204 }, { 49.41, 0.680 }, { 9.74, 5.17 } },
+    { { 105.99, 0.317 }, { 52.09, 1.29 }, { 9.68, 10.40 } },
+    { { 118.31, 0.426 }, { 51.88, 1.94 }, { 9.59, 15.77 } },
+    { { 125.61, 0.535 }, { 52.09, 2.58 }, { 9.60, 21 } },
+};
+constexpr std::size_t kRogerSlots = 100, kRogerSymbolsPerSlot = 7;
 
 std::vector<BenchConfig> builtin_configs()
 {
@@ -150,6 +181,29 @@ std::vector<BenchConfig> builtin_configs()
                       m16,
                       DetectorMode::cr,
                       3 });
+    for (auto mode : { DetectorMode::fsd, DetectorMode::sfsd }) // roger2012 Tables 1-2
+        for (int m = 0; m < 3; ++m)
+            for (int i = 0; i < 6; ++i) {
+                const Modulation mod =
+                    m == 0 ? Modulation::qpsk : m == 1 ? Modulation::qam16 : Modulation::qam64;
+                const std::size_t nc = kRogerSubcarriers[i];
+                const double* paper =
+                    (mode == DetectorMode::fsd ? kRogerFsd : kRogerSfsd)[i][m];
+                BenchConfig c{ "roger2012-" + to_string(mode) + "-" + to_string(mod) +
+                                   "-Nc" + std::to_string(nc),
+                               4,
+                               4,
+                               kRogerSlots * nc,
+                               kRogerSymbolsPerSlot,
+                               mod,
+                               mode,
+                               1 };
+                c.slots = kRogerSlots;
+                c.slot_subcarriers = nc;
+                c.paper_mbps = paper[0];
+                c.paper_ms = paper[1];
+                v.push_back(c);
+            }
     return v;
 }
 
@@ -178,6 +232,10 @@ struct Result {
     //! like it after the same L2 flush: the floor in the same cache state.
     double stream_floor_ms = 0;
     std::uint64_t bytes_in = 0, bytes_out = 0;
+    //! roger2012 configurations: one slot's kernel-only and end-to-end times, and the
+    //! CPU implementation's time for all the slots, in the same run.
+    double slot_kernel_ms = 0, slot_e2e_ms = 0, cpu_ms = 0;
+    std::string cpu_engine;
 };
 
 ChannelSimConfig sim_config(const BenchConfig& c)
@@ -453,7 +511,7 @@ void usage()
         << "usage: mimodet_bench [--config NAME|all|list] [--backend cuda|cpu] [--reps "
            "N]\n"
            "                     [--streams S] [--devices D[,D...]] [--fuse on|off]\n"
-           "                     [--graphs on|off] [--l2 dirty|clean]\n"
+           "                     [--graphs on|off] [--l2 dirty|clean] [--cpu on|off]\n"
            "                     [--json FILE]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
@@ -471,13 +529,13 @@ int main(int argc, char** argv)
             { "--config", "all" }, { "--backend", "cuda" }, { "--reps", "20" },
             { "--streams", "3" },  { "--device", "0" },     { "--modulation", "16qam" },
             { "--mode", "chol" },  { "--iterations", "3" }, { "--fuse", "on" },
-            { "--graphs", "on" },  { "--l2", "dirty" }
+            { "--graphs", "on" },  { "--l2", "dirty" },     { "--cpu", "on" }
         };
         const std::vector<std::string> known{
             "--config",      "--backend",    "--reps", "--streams",    "--device",
             "--devices",     "--modulation", "--mode", "--iterations", "--fuse",
             "--graphs",      "--l2",         "--json", "--antennas",   "--users",
-            "--subcarriers", "--symbols"
+            "--subcarriers", "--symbols",    "--cpu"
         };
         std::map<std::string, bool> given; // the options on the command line
         for (int i = 1; i < argc; ++i) {
@@ -521,6 +579,9 @@ int main(int argc, char** argv)
         if (opt["--l2"] != "dirty" && opt["--l2"] != "clean")
             throw UsageError("--l2: expected dirty or clean, got '" + opt["--l2"] + "'");
         [[maybe_unused]] const bool clean_l2 = opt["--l2"] == "clean";
+        if (opt["--cpu"] != "on" && opt["--cpu"] != "off")
+            throw UsageError("--cpu: expected on or off, got '" + opt["--cpu"] + "'");
+        [[maybe_unused]] const bool with_cpu = opt["--cpu"] == "on";
         // --devices 0,1 (a GPU may repeat); --device D, the older form, is --devices D.
         std::vector<int> devices;
         {
@@ -646,9 +707,23 @@ int main(int argc, char** argv)
         for (const auto& c : configs) {
             Result r;
 #ifdef MIMODET_HAVE_CUDA
-            if (gpu)
+            if (gpu) {
                 r = bench_cuda(c, reps, streams, fuse, graphs, clean_l2, devices, bw);
-            else
+                if (c.slots > 0) { // roger2012: one slot's latency, the CPU's figure
+                    BenchConfig one = c;
+                    one.nsc = c.slot_subcarriers;
+                    one.slots = 0;
+                    const Result s =
+                        bench_cuda(one, reps, streams, fuse, graphs, clean_l2, devices, bw);
+                    r.slot_kernel_ms = s.kernel_ms;
+                    r.slot_e2e_ms = s.e2e_ms;
+                    if (with_cpu) {
+                        const Result cpu = bench_cpu(c, std::min(reps, 3));
+                        r.cpu_ms = cpu.e2e_ms;
+                        r.cpu_engine = cpu.e2e_engine;
+                    }
+                }
+            } else
 #endif
                 r = bench_cpu(c, reps);
             results.push_back(r);
@@ -671,6 +746,50 @@ int main(int argc, char** argv)
                 r.baseline_ms > 0 && r.kernel_ms > 0 ? r.baseline_ms / r.kernel_ms : 0.0,
                 r.issue_us,
                 r.kernel_ms > 0 ? 100.0 * r.stream_floor_ms / r.kernel_ms : 0.0);
+            std::fflush(stdout);
+        }
+        bool roger = false;
+        for (const auto& r : results)
+            roger = roger || r.slot_kernel_ms > 0;
+        if (roger) {
+            /* roger2012 Tables 1-2 beside ours: Gb/s over 100 slots (a channel per slot),
+             * the time of one slot alone, end to end with host copies against the bound
+             * of the host-device bandwidth measured above, the CPU implementation. */
+            std::printf("\n# roger2012 Tables 1-2 (4x4, %zu slots of %zu OFDM symbols, a channel "
+                        "per slot; paper: Tesla C2070, Mb/s and ms per slot)\n",
+                        kRogerSlots,
+                        kRogerSymbolsPerSlot);
+            std::printf("%-30s %10s %10s %10s %9s %9s %10s %10s %8s %10s %8s\n",
+                        "config",
+                        "kern Gb/s",
+                        "paper Mb/s",
+                        "x paper",
+                        "slot us",
+                        "paper us",
+                        "slot e2e us",
+                        "e2e Gb/s",
+                        "bound%",
+                        "CPU Mb/s",
+                        "x CPU");
+            for (const auto& r : results) {
+                if (r.slot_kernel_ms <= 0)
+                    continue;
+                const double kernel_mbps = r.bits / (r.kernel_ms * 1e3);
+                const double cpu_mbps = r.cpu_ms > 0 ? r.bits / (r.cpu_ms * 1e3) : 0.0;
+                std::printf("%-30s %10.2f %10.2f %10.0f %9.1f %9.0f %10.1f %10.2f %8.1f %10.1f "
+                            "%8.1f\n",
+                            r.c.name.c_str(),
+                            kernel_mbps / 1e3,
+                            r.c.paper_mbps,
+                            r.c.paper_mbps > 0 ? kernel_mbps / r.c.paper_mbps : 0.0,
+                            r.slot_kernel_ms * 1e3,
+                            r.c.paper_ms * 1e3,
+                            r.slot_e2e_ms * 1e3,
+                            r.bits / (r.e2e_ms * 1e6),
+                            r.e2e_bound_ms > 0 ? 100.0 * r.e2e_bound_ms / r.e2e_ms : 0.0,
+                            cpu_mbps,
+                            cpu_mbps > 0 ? kernel_mbps / cpu_mbps : 0.0);
+            }
             std::fflush(stdout);
         }
         if (opt.count("--json")) {
@@ -708,7 +827,16 @@ int main(int argc, char** argv)
                     << ", \"kernel_floor_ms\": " << r.kernel_floor_ms
                     << ", \"stream_floor_ms\": " << r.stream_floor_ms
                     << ", \"e2e_bound_ms\": " << r.e2e_bound_ms << ", \"ber\": " << r.ber
-                    << ", \"issue_us\": " << r.issue_us << "}"
+                    << ", \"issue_us\": " << r.issue_us;
+                if (r.slot_kernel_ms > 0)
+                    out << ", \"slots\": " << r.c.slots
+                        << ", \"slot_subcarriers\": " << r.c.slot_subcarriers
+                        << ", \"slot_kernel_ms\": " << r.slot_kernel_ms
+                        << ", \"slot_e2e_ms\": " << r.slot_e2e_ms
+                        << ", \"cpu_ms\": " << r.cpu_ms << ", \"cpu_engine\": \""
+                        << r.cpu_engine << "\", \"paper_mbps\": " << r.c.paper_mbps
+                        << ", \"paper_ms\": " << r.c.paper_ms;
+                out << "}"
                     << (i + 1 < results.size() ? "," : "") << "\n";
             }
             out << "  ]\n}\n";

@@ -389,6 +389,7 @@ struct CudaDetector::Impl {
             for (std::size_t i = 0; i < constellation.size(); ++i)
                 sphere_points.p[i] = make_float2(constellation.points()[i].real(),
                                                  constellation.points()[i].imag());
+            find_sphere_grid(sphere_points);
         }
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));

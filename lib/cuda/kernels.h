@@ -99,11 +99,18 @@ constexpr int kSphereMaxStreams = 8;     //!< users (the core's sphere::kMaxStre
 constexpr int kSphereMaxListPaths = 16;  //!< SFSD N_iter (DetectorConfig's bound)
 constexpr std::uint8_t kSphereUnusable = 0x80; //!< in `order`: that user has no channel
 
-//! The constellation's points in index order (bits b(0).. as the index's MSB first).
+/*! The constellation's points in index order (bits b(0).. as the index's MSB first), and
+ * where they form a square grid of `levels` per axis at (2 i - levels + 1) * step, the
+ * point of grid cell (i_re, i_im) at grid[i_re * levels + i_im] (levels 0: no grid). */
 struct SpherePoints {
     int count, bits;
+    int levels;
+    float step;
     float2 p[256];
+    std::uint8_t grid[256];
 };
+//! Fills `levels`, `step` and `grid` of points whose `count` and `p` are set.
+void find_sphere_grid(SpherePoints& points);
 struct SpherePrepareArgs {
     const float2* h;
     int num_subcarriers, num_antennas, num_users, full_levels;

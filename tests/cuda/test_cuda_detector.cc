@@ -917,23 +917,48 @@ TEST(CudaDetector, SphereDecodersMatchTheCpu)
 {
     // fsd and sfsd (lib/cuda/sphere/fsd.cu) against CpuSphereDetector on the same frames:
     // every output written (poisoned), the same hard decisions and points, LLRs within
-    // float rounding, the same counters; also through the device API.
+    // float rounding, the same counters; also through the device API. The grouped kernel
+    // takes 2-4 users of QPSK/16-QAM/64-QAM (every roger2012 table configuration is 4x4);
+    // 8 users, BPSK, two fully expanded levels of 16-QAM and long lists take the
+    // thread-per-vector kernel.
     SKIP_WITHOUT_GPU();
-    const Case cases[] = {
-        { 4, 4, 32, 6, Modulation::qpsk, DetectorMode::fsd, 1, 12.0, 0.0 },
-        { 4, 4, 32, 6, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 },
-        { 4, 4, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 },
-        { 4, 4, 16, 4, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 },
-        { 8, 8, 16, 4, Modulation::qpsk, DetectorMode::sfsd, 1, 12.0, 0.0 },
-        { 6, 3, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 15.0, 0.5 },
+    struct SphereCase {
+        Case c;
+        std::size_t full_levels, list_paths; // 0: the defaults
     };
-    for (const Case& c : cases) {
-        const std::string what = describe(c);
+    const SphereCase cases[] = {
+        { { 4, 4, 32, 6, Modulation::qpsk, DetectorMode::fsd, 1, 12.0, 0.0 }, 0, 0 },
+        { { 4, 4, 32, 6, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 }, 0, 0 },
+        { { 4, 4, 16, 4, Modulation::qam64, DetectorMode::fsd, 1, 24.0, 0.0 }, 0, 0 },
+        { { 4, 4, 32, 6, Modulation::qpsk, DetectorMode::sfsd, 1, 10.0, 0.0 }, 0, 0 },
+        { { 4, 4, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 }, 0, 0 },
+        { { 4, 4, 16, 4, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 }, 0, 0 },
+        { { 4, 4, 16, 4, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 }, 0, 16 },
+        { { 4, 4, 16, 4, Modulation::qpsk, DetectorMode::sfsd, 1, 8.0, 0.0 }, 4, 0 },
+        { { 4, 2, 32, 6, Modulation::qam64, DetectorMode::sfsd, 1, 22.0, 0.0 }, 0, 0 },
+        { { 2, 2, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 }, 0, 1 },
+        { { 6, 3, 32, 6, Modulation::qam16, DetectorMode::sfsd, 1, 15.0, 0.5 }, 0, 0 },
+        { { 4, 4, 16, 4, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 }, 2, 0 },
+        { { 4, 4, 16, 4, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 }, 2, 0 },
+        { { 4, 4, 16, 4, Modulation::qpsk, DetectorMode::sfsd, 1, 10.0, 0.0 }, 2, 16 },
+        { { 4, 4, 16, 4, Modulation::bpsk, DetectorMode::sfsd, 1, 8.0, 0.0 }, 0, 0 },
+        { { 8, 8, 16, 4, Modulation::qpsk, DetectorMode::sfsd, 1, 12.0, 0.0 }, 0, 0 },
+    };
+    for (const SphereCase& sc : cases) {
+        const Case& c = sc.c;
+        const std::string what = describe(c) + " T=" + std::to_string(sc.full_levels) +
+                                 " list=" + std::to_string(sc.list_paths);
         SCOPED_TRACE(what);
+        auto config = [&](Backend backend) {
+            DetectorConfig cfg = config_of(c, backend);
+            cfg.full_levels = sc.full_levels;
+            cfg.list_paths = sc.list_paths;
+            return cfg;
+        };
         Frame f = frame_of(c, 31);
-        const Dims d = config_of(c, Backend::cpu).dims();
-        auto cpu = make_detector(config_of(c, Backend::cpu));
-        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const Dims d = config(Backend::cpu).dims();
+        auto cpu = make_detector(config(Backend::cpu));
+        cuda::CudaDetector gpu(config(Backend::cuda));
         const Outputs want = run(*cpu, f, c.nsym), got = run(gpu, f, c.nsym);
         expect_close(got, want, what);
         std::size_t differ = 0;
@@ -960,7 +985,7 @@ TEST(CudaDetector, SphereDecodersMatchTheCpu)
         EXPECT_EQ(gs.regularized_subcarriers, cs.regularized_subcarriers);
 
         // The device API prepares on the first call and counts on the device.
-        cuda::CudaDetector dev(config_of(c, Backend::cuda));
+        cuda::CudaDetector dev(config(Backend::cuda));
         DeviceFrame df(f, bad_want);
         dev.set_channel_device(df.h.get(), f.n0);
         const Outputs dg = df.detect(dev, c.nsym);

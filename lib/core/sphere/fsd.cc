@@ -139,22 +139,41 @@ void prepare_fsd_channel(const cf32* h,
             remaining.push_back(u);
         }
     }
-    std::size_t t = 0;
-    while (!remaining.empty()) {
-        const Eigen::Index k = static_cast<Eigen::Index>(remaining.size());
-        MatrixD hs(B, k);
-        for (Eigen::Index i = 0; i < k; ++i)
+    /* P = (G + eps I)^-1 over the usable users once; each pick leaves the others' P as
+     * the Schur complement P - p_k p_k^H / P_kk, the inverse of G without that user. */
+    const Eigen::Index k0 = static_cast<Eigen::Index>(remaining.size());
+    MatrixD p;
+    {
+        MatrixD hs(B, k0);
+        for (Eigen::Index i = 0; i < k0; ++i)
             hs.col(i) = hd.col(static_cast<Eigen::Index>(remaining[i]));
         MatrixD g = hs.adjoint() * hs;
         g.diagonal().array() += eps;
-        const MatrixD inv = g.ldlt().solve(MatrixD::Identity(k, k));
+        p = g.ldlt().solve(MatrixD::Identity(k0, k0));
+    }
+    std::size_t t = 0;
+    while (!remaining.empty()) {
+        const Eigen::Index k = static_cast<Eigen::Index>(remaining.size());
         Eigen::Index pick = 0;
         for (Eigen::Index i = 1; i < k; ++i) {
-            const double a = inv(i, i).real(), best = inv(pick, pick).real();
+            const double a = p(i, i).real(), best = p(pick, pick).real();
             if (t < full_levels ? a > best : a < best)
                 pick = i;
         }
         out.user_of_column[n - 1 - t] = static_cast<int>(remaining[pick]);
+        MatrixD next(k - 1, k - 1);
+        const double pkk = p(pick, pick).real();
+        for (Eigen::Index i = 0, a = 0; i < k; ++i) {
+            if (i == pick)
+                continue;
+            for (Eigen::Index j = 0, b = 0; j < k; ++j) {
+                if (j == pick)
+                    continue;
+                next(a, b++) = p(i, j) - p(i, pick) * std::conj(p(j, pick)) / pkk;
+            }
+            ++a;
+        }
+        p = next;
         remaining.erase(remaining.begin() + pick);
         ++t;
     }

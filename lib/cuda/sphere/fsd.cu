@@ -7,14 +7,18 @@
 /* The fixed-complexity sphere decoders on the GPU, mirroring lib/core/sphere/fsd.cc step
  * by step (same ordering rule, the QR through the Cholesky factor of the ordered Gram
  * matrix in float64, the same SIC, list extension and LLR rules), so that the GPU gives
- * the CPU's decisions. First version: one thread per subcarrier prepares, one thread per
- * (symbol, subcarrier) vector searches its whole tree. */
+ * the CPU's decisions. One thread per subcarrier prepares; the search takes a group of
+ * lanes per received vector where N, Q and the constellation allow (2-4 users of square
+ * QPSK/16-QAM/64-QAM), else one thread per vector searches its whole tree. */
 
 #include "core/mmse/numerics.h"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
 #include <cuda_runtime.h>
 #include <cuComplex.h>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
 
 namespace mimodet {
 namespace cuda {
@@ -35,168 +39,257 @@ __device__ __forceinline__ cdbl mul(cdbl a, cdbl b)
 __device__ __forceinline__ cdbl conj(cdbl a) { return { a.x, -a.y }; }
 __device__ __forceinline__ double norm2(cdbl a) { return a.x * a.x + a.y * a.y; }
 
-//! Upper R with G = R^H R; the smallest pivot (<= 0: not positive definite).
-__device__ double cholesky_upper(const cdbl (*g)[kMax], int n, cdbl (*r)[kMax])
+/*! Upper R with G = R^H R; the smallest pivot (<= 0: not positive definite, R not
+ * usable). N is compile-time so that G and R stay in registers. */
+template <int N>
+__device__ double cholesky_upper(const cdbl (&g)[N][N], cdbl (&r)[N][N])
 {
     double smallest = 1e300;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
             r[i][j] = { 0.0, 0.0 };
-    for (int c = 0; c < n; ++c) {
+    bool ok = true;
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+#pragma unroll
         for (int i = 0; i < c; ++i) {
             cdbl v = g[i][c];
+#pragma unroll
             for (int k = 0; k < i; ++k)
                 v = v - mul(conj(r[k][i]), r[k][c]);
             r[i][c] = { v.x / r[i][i].x, v.y / r[i][i].x };
         }
         double d = g[c][c].x;
+#pragma unroll
         for (int k = 0; k < c; ++k)
             d -= norm2(r[k][c]);
-        smallest = fmin(smallest, d);
-        if (!(d > 0.0))
-            return smallest;
-        r[c][c] = { sqrt(d), 0.0 };
+        if (ok)
+            smallest = fmin(smallest, d);
+        ok = ok && d > 0.0;
+        r[c][c] = { ok ? sqrt(d) : 1.0, 0.0 };
     }
     return smallest;
 }
 
-//! Diagonal of the inverse of a Hermitian positive definite k x k matrix (Gauss-Jordan).
-__device__ void inverse_diagonal(cdbl (*a)[kMax], int k, double* diag)
+//! The inverse of a Hermitian positive definite matrix (Gauss-Jordan without pivoting).
+template <int N>
+__device__ void invert_hpd(cdbl (&a)[N][N], cdbl (&inv)[N][N])
 {
-    cdbl inv[kMax][kMax];
-    for (int i = 0; i < k; ++i)
-        for (int j = 0; j < k; ++j)
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
             inv[i][j] = { i == j ? 1.0 : 0.0, 0.0 };
-    for (int p = 0; p < k; ++p) {
-        const cdbl piv = a[p][p];
-        const double den = norm2(piv);
-        const cdbl ip = { piv.x / den, -piv.y / den }; // 1 / piv
-        for (int j = 0; j < k; ++j) {
-            a[p][j] = mul(a[p][j], ip);
-            inv[p][j] = mul(inv[p][j], ip);
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+        const double ip = 1.0 / a[p][p].x; // real: the pivots of an HPD matrix
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            a[p][j] = { a[p][j].x * ip, a[p][j].y * ip };
+            inv[p][j] = { inv[p][j].x * ip, inv[p][j].y * ip };
         }
-        for (int i = 0; i < k; ++i) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
             if (i == p)
                 continue;
             const cdbl f = a[i][p];
-            for (int j = 0; j < k; ++j) {
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
                 a[i][j] = a[i][j] - mul(f, a[p][j]);
                 inv[i][j] = inv[i][j] - mul(f, inv[p][j]);
             }
         }
     }
-    for (int i = 0; i < k; ++i)
-        diag[i] = inv[i][i].x;
 }
 
+/* One thread per subcarrier, mirroring fsd.cc's prepare_fsd_channel: the ordering from
+ * P = (G + eps I)^-1 over the usable users, each pick removed from P by its Schur
+ * complement; then the Cholesky factor of the ordered Gram matrix and Q^H. */
+template <int N>
 __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
 {
     const int sc = blockIdx.x * blockDim.x + threadIdx.x;
     if (sc >= a.num_subcarriers)
         return;
-    const int B = a.num_antennas, n = a.num_users;
-    const float2* h = a.h + static_cast<size_t>(sc) * B * n;
-    double energy[kMax];
+    const int B = a.num_antennas;
+    const float2* h = a.h + static_cast<size_t>(sc) * B * N;
     bool finite = true;
-    cdbl g[kMax][kMax];
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
+    cdbl g[N][N];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
             g[i][j] = { 0.0, 0.0 };
-    for (int b = 0; b < B; ++b)
-        for (int i = 0; i < n; ++i) {
-            const float2 vi = h[b * n + i];
-            finite = finite && isfinite(vi.x) && isfinite(vi.y);
-            const cdbl ci = { vi.x, vi.y };
-            for (int j = 0; j < n; ++j) {
-                const float2 vj = h[b * n + j];
-                g[i][j] = g[i][j] + mul(conj(ci), cdbl{ vj.x, vj.y });
-            }
+    for (int b = 0; b < B; ++b) {
+        cdbl row[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const float2 v = h[b * N + i];
+            finite = finite && isfinite(v.x) && isfinite(v.y);
+            row[i] = { v.x, v.y };
         }
-    double strongest = 0.0, total = 0.0;
-    for (int u = 0; u < n; ++u) {
-        energy[u] = g[u][u].x;
-        strongest = fmax(strongest, energy[u]);
-        total += energy[u];
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+                g[i][j] = g[i][j] + mul(conj(row[i]), row[j]);
     }
-    std::uint8_t* order = a.order + static_cast<size_t>(sc) * n;
+    double strongest = 0.0, total = 0.0;
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        strongest = fmax(strongest, g[u][u].x);
+        total += g[u][u].x;
+    }
+    std::uint8_t* order = a.order + static_cast<size_t>(sc) * N;
     if (!finite || !(strongest > 0.0)) {
         a.status[sc] = kStatusBad;
         a.unusable[sc] = 0;
         a.floor[sc] = 0.0f;
-        for (int c = 0; c < n; ++c)
+#pragma unroll
+        for (int c = 0; c < N; ++c)
             order[c] = static_cast<std::uint8_t>(c);
         if (a.counts)
             atomicAdd(a.counts + kChannelCountBad, 1ull);
         return;
     }
-    const double mean = total / n;
+    const double mean = total / N;
     a.floor[sc] = static_cast<float>(mean / mmse::kMaxSinr);
     const double eps = mmse::kLoading * mean;
-    int remaining[kMax], dead[kMax], nrem = 0, ndead = 0, column_user[kMax];
-    bool unusable[kMax];
-    for (int u = 0; u < n; ++u) {
-        unusable[u] = energy[u] < mmse::kMinUserGain * strongest;
-        if (unusable[u])
-            dead[ndead++] = u;
-        else
-            remaining[nrem++] = u;
-    }
-    // The ordering of fsd.cc: the top T levels take the largest noise amplification.
-    int t = 0;
-    while (nrem > 0) {
-        cdbl sub[kMax][kMax];
-        for (int i = 0; i < nrem; ++i)
-            for (int j = 0; j < nrem; ++j) {
-                sub[i][j] = g[remaining[i]][remaining[j]];
-                if (i == j)
-                    sub[i][j].x += eps;
+    unsigned usable = 0;
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+        if (!(g[u][u].x < mmse::kMinUserGain * strongest))
+            usable |= 1u << u;
+    // P over the usable users; the others' rows and columns of the identity.
+    cdbl p[N][N];
+    {
+        cdbl loaded[N][N];
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                const bool both = (usable >> i & 1u) && (usable >> j & 1u);
+                loaded[i][j] = both ? g[i][j] : cdbl{ i == j ? 1.0 : 0.0, 0.0 };
+                if (both && i == j)
+                    loaded[i][j].x += eps;
             }
-        double diag[kMax];
-        inverse_diagonal(sub, nrem, diag);
-        int pick = 0;
-        for (int i = 1; i < nrem; ++i)
-            if (t < a.full_levels ? diag[i] > diag[pick] : diag[i] < diag[pick])
-                pick = i;
-        column_user[n - 1 - t] = remaining[pick];
-        for (int i = pick; i + 1 < nrem; ++i)
-            remaining[i] = remaining[i + 1];
-        --nrem;
-        ++t;
+        invert_hpd<N>(loaded, p);
     }
-    for (int k = 0; k < ndead; ++k)
-        column_user[n - 1 - t++] = dead[k];
-    cdbl gp[kMax][kMax], r[kMax][kMax];
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-            gp[i][j] = g[column_user[i]][column_user[j]];
+    int column_user[N];
+    unsigned left = usable, placed = 0;
+#pragma unroll
+    for (int t = 0; t < N; ++t) {
+        int pick = -1;
+        if (left) { // the top T levels take the largest noise amplification
+            double best = 0.0;
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                if (!(left >> i & 1u))
+                    continue;
+                const double d = p[i][i].x;
+                if (pick < 0 || (t < a.full_levels ? d > best : d < best)) {
+                    pick = i;
+                    best = d;
+                }
+            }
+            // The remaining users' P: the Schur complement that removes the pick.
+            cdbl col[N];
+            double pkk = 1.0;
+#pragma unroll
+            for (int i = 0; i < N; ++i) {
+                col[i] = { 0.0, 0.0 };
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    if (k == pick) {
+                        col[i] = p[i][k];
+                        if (i == k)
+                            pkk = p[i][k].x;
+                    }
+            }
+            left &= ~(1u << pick);
+            const double inv_pkk = 1.0 / pkk;
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+#pragma unroll
+                for (int j = 0; j < N; ++j)
+                    if ((left >> i & 1u) && (left >> j & 1u)) {
+                        const cdbl v = mul(col[i], conj(col[j]));
+                        p[i][j] = { p[i][j].x - v.x * inv_pkk, p[i][j].y - v.y * inv_pkk };
+                    }
+        } else { // unusable users at the bottom, in their order
+#pragma unroll
+            for (int i = N - 1; i >= 0; --i)
+                if (!(usable >> i & 1u) && !(placed >> i & 1u))
+                    pick = i;
+        }
+        placed |= 1u << pick;
+        column_user[N - 1 - t] = pick;
+    }
+    // G_p = G permuted to the columns' users, gathered by selects (no indexed registers).
+    cdbl gp[N][N], r[N][N];
+    {
+        cdbl rows[N][N];
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                rows[i][j] = { 0.0, 0.0 };
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    if (k == column_user[i])
+                        rows[i][j] = g[k][j];
+            }
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                gp[i][j] = { 0.0, 0.0 };
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    if (k == column_user[j])
+                        gp[i][j] = rows[i][k];
+            }
+    }
     bool regularized = false;
-    if (cholesky_upper(gp, n, r) < mmse::kMinPivotRatio * strongest) {
-        for (int i = 0; i < n; ++i)
+    if (cholesky_upper<N>(gp, r) < mmse::kMinPivotRatio * strongest) {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
             gp[i][i].x += mmse::kLoading * mean;
-        cholesky_upper(gp, n, r);
+        cholesky_upper<N>(gp, r);
         regularized = true;
     }
-    float2* rout = a.r + static_cast<size_t>(sc) * n * n;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j)
-            rout[i * n + j] = make_float2(static_cast<float>(r[i][j].x),
+    float2* rout = a.r + static_cast<size_t>(sc) * N * N;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            rout[i * N + j] = make_float2(static_cast<float>(r[i][j].x),
                                           static_cast<float>(r[i][j].y));
     int dead_count = 0;
-    for (int c = 0; c < n; ++c) {
-        const bool d = unusable[column_user[c]];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        const bool d = !(usable >> column_user[c] & 1u);
         dead_count += d ? 1 : 0;
         order[c] = static_cast<std::uint8_t>(column_user[c] | (d ? kSphereUnusable : 0));
     }
     // Q^H = R^-H H_p^H, column b by forward substitution.
-    float2* qh = a.qh + static_cast<size_t>(sc) * n * B;
+    float2* qh = a.qh + static_cast<size_t>(sc) * N * B;
+    double inv_diag[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c)
+        inv_diag[c] = 1.0 / r[c][c].x;
     for (int b = 0; b < B; ++b) {
-        cdbl x[kMax];
-        for (int c = 0; c < n; ++c) {
-            const float2 v = h[b * n + column_user[c]];
+        cdbl x[N];
+#pragma unroll
+        for (int c = 0; c < N; ++c) {
+            const float2 v = h[b * N + column_user[c]];
             cdbl acc = { v.x, -v.y };
+#pragma unroll
             for (int k = 0; k < c; ++k)
                 acc = acc - mul(conj(r[k][c]), x[k]);
-            x[c] = { acc.x / r[c][c].x, acc.y / r[c][c].x };
+            x[c] = { acc.x * inv_diag[c], acc.y * inv_diag[c] };
             qh[c * B + b] = make_float2(static_cast<float>(x[c].x), static_cast<float>(x[c].y));
         }
     }
@@ -396,14 +489,438 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
     }
 }
 
+
+/* The grouped kernel (roger2012 section 4.3): G lanes of a warp per received vector, lane
+ * l searching the first-level branches l, l + G, ..., the SFSD's bit-flipped branches
+ * spread over the lanes too, the group's results merged by shuffles. N users, Q bits per
+ * symbol and G are compile-time, so that R, the rotated y and the per-bit minima stay in
+ * registers; square QAM is sliced per axis instead of against every point. */
+constexpr int kGroupThreads = 256;
+
+template <int G>
+__device__ __forceinline__ unsigned group_mask()
+{
+    if constexpr (G == 32) {
+        return 0xffffffffu;
+    } else {
+        const unsigned first = (threadIdx.x & 31u) & ~static_cast<unsigned>(G - 1);
+        return ((1u << G) - 1u) << first;
+    }
+}
+
+constexpr int next_pow2(int v)
+{
+    int p = 1;
+    while (p < v)
+        p *= 2;
+    return p;
+}
+
+constexpr int log2_of(int v) { return v <= 1 ? 0 : 1 + log2_of(v / 2); }
+
+//! (d, i) before (od, oi) in the CPU's order: shorter, then the lower branch index.
+__device__ __forceinline__ void keep_first(float& d, int& i, float od, int oi)
+{
+    if (od < d || (od == d && oi < i)) {
+        d = od;
+        i = oi;
+    }
+}
+
+template <int N, int Q, int G, bool Soft>
+__global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(SphereDetectArgs a)
+{
+    constexpr int M = 1 << Q, L = 1 << (Q / 2);
+    static_assert(G <= 32 && G >= N, "a group is at most a warp and has a lane per column");
+    __shared__ float2 s_pts[M];
+    __shared__ std::uint8_t s_grid[M];
+    for (int i = threadIdx.x; i < M; i += blockDim.x) {
+        s_pts[i] = a.points.p[i];
+        s_grid[i] = a.points.grid[i];
+    }
+    __syncthreads();
+    const unsigned mask = group_mask<G>();
+    const int lane = static_cast<int>(threadIdx.x) & (G - 1);
+    const size_t nsc = static_cast<size_t>(a.num_subcarriers);
+    const size_t k = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+    if (k >= a.num_symbols * nsc)
+        return; // the whole group: kGroupThreads is a multiple of G
+    const int B = a.num_antennas;
+    const size_t sc = k % nsc;
+    const float2* y = a.y + k * B;
+    float* llr = a.llr + k * (N * Q);
+    float2* x_hat = a.x_hat ? a.x_hat + k * N : nullptr;
+    bool finite = true;
+    for (int b = lane; b < B; b += G)
+        finite = finite && isfinite(y[b].x) && isfinite(y[b].y);
+    finite = __all_sync(mask, finite);
+    if (!finite && lane == 0)
+        atomicAdd(a.bad_sample_count, 1ull);
+    const std::uint8_t* order = a.order + sc * N;
+    if (!finite || a.status[sc] & kStatusBad) {
+        for (int i = lane; i < N * Q; i += G)
+            llr[i] = 0.0f;
+        if (x_hat && lane < N)
+            x_hat[lane] = make_float2(0.0f, 0.0f);
+        return;
+    }
+    const float2* r = a.r + sc * (N * N);
+    const float step = a.points.step;
+    float2 R[N][N];
+    float rcc[N], inv_rd[N];
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+        rcc[c] = r[c * N + c].x;
+        inv_rd[c] = 0.5f / (rcc[c] * step);
+#pragma unroll
+        for (int j = c + 1; j < N; ++j)
+            R[c][j] = r[c * N + j];
+    }
+    // Lane c rotates y onto column c (Q^H y), then every lane takes all of them.
+    float2 rot[N];
+    {
+        float2 acc = make_float2(0.0f, 0.0f);
+        if (lane < N) {
+            const float2* q = a.qh + (sc * N + lane) * B;
+            for (int b = 0; b < B; ++b) {
+                const float2 v = cmul(q[b], y[b]);
+                acc.x += v.x;
+                acc.y += v.y;
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+            rot[c] = make_float2(__shfl_sync(mask, acc.x, c, G), __shfl_sync(mask, acc.y, c, G));
+    }
+    const int T = min(a.full_levels, N);
+    // fsd.cc's complete_by_sic on a path of labels packed 8 bits per column: the columns
+    // of the top `from` levels as they are, the others sliced; the whole distance.
+    auto complete = [&](int from, unsigned& packed) -> float {
+        float2 x[N];
+        float distance = 0.0f;
+#pragma unroll
+        for (int c = N - 1; c >= 0; --c) {
+            float2 rest = rot[c];
+#pragma unroll
+            for (int j = c + 1; j < N; ++j) {
+                rest.x -= R[c][j].x * x[j].x - R[c][j].y * x[j].y;
+                rest.y -= R[c][j].x * x[j].y + R[c][j].y * x[j].x;
+            }
+            if (N - 1 - c < from) {
+                x[c] = s_pts[(packed >> (8 * c)) & 0xffu];
+            } else {
+                const int i = min(max(__float2int_rn(rest.x * inv_rd[c] + 0.5f * (L - 1)), 0), L - 1);
+                const int q = min(max(__float2int_rn(rest.y * inv_rd[c] + 0.5f * (L - 1)), 0), L - 1);
+                x[c] = make_float2((2 * i - (L - 1)) * step, (2 * q - (L - 1)) * step);
+                packed = (packed & ~(0xffu << (8 * c))) |
+                         (static_cast<unsigned>(s_grid[i * L + q]) << (8 * c));
+            }
+            const float ex = rest.x - rcc[c] * x[c].x, ey = rest.y - rcc[c] * x[c].y;
+            distance += ex * ex + ey * ey;
+        }
+        return distance;
+    };
+    // Branch idx's labels of the fully expanded levels (column N-1 the lowest digit).
+    auto top_labels = [&](int idx) {
+        unsigned packed = 0;
+#pragma unroll
+        for (int c = N - 1; c >= 0; --c)
+            if (N - 1 - c < T) {
+                packed |= static_cast<unsigned>(idx & (M - 1)) << (8 * c);
+                idx >>= Q;
+            }
+        return packed;
+    };
+    const int combos = 1 << (Q * T);
+    const float sign = a.llr_sign, clip = a.llr_clip;
+    auto write_point = [&](unsigned best) {
+        if (x_hat && lane < N) {
+            const std::uint8_t o = order[lane];
+            x_hat[o & ~kSphereUnusable] = (o & kSphereUnusable)
+                                              ? make_float2(0.0f, 0.0f)
+                                              : s_pts[(best >> (8 * lane)) & 0xffu];
+        }
+    };
+
+    if (!Soft) {
+        float best_d = INFINITY;
+        int best_i = -1;
+        unsigned best_p = 0;
+        for (int idx = lane; idx < combos; idx += G) {
+            unsigned p = top_labels(idx);
+            const float d = complete(T, p);
+            if (best_i < 0 || d < best_d) {
+                best_d = d;
+                best_i = idx;
+                best_p = p;
+            }
+        }
+        int win_i = best_i;
+        float win_d = best_d;
+#pragma unroll
+        for (int m = G / 2; m >= 1; m /= 2)
+            keep_first(win_d, win_i, __shfl_xor_sync(mask, win_d, m, G),
+                       __shfl_xor_sync(mask, win_i, m, G));
+        best_p = __shfl_sync(mask, best_p, win_i & (G - 1), G);
+        for (int i = lane; i < N * Q; i += G) {
+            const int c = i / Q, bit = i % Q;
+            const std::uint8_t o = order[c];
+            const float v = (o & kSphereUnusable)
+                                ? 0.0f
+                                : (((best_p >> (8 * c + Q - 1 - bit)) & 1u) ? 1.0f : -1.0f);
+            llr[(o & ~kSphereUnusable) * Q + bit] = fminf(fmaxf(sign * v, -clip), clip);
+        }
+        write_point(best_p);
+        return;
+    }
+
+    // Soft: per column, bit and bit value the smallest distance (v[(c Q + bit) 2 + value]),
+    // padded to a power of two for the reduce-scatter at the end.
+    constexpr int V = 2 * N * Q, VP = next_pow2(V);
+    static_assert(VP >= G, "the reduce-scatter leaves every lane a slot");
+    float v[VP];
+#pragma unroll
+    for (int i = 0; i < VP; ++i)
+        v[i] = INFINITY;
+    float widest = 0.0f;
+    auto account = [&](unsigned p, float d) {
+        widest = fmaxf(widest, d);
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+#pragma unroll
+            for (int bit = 0; bit < Q; ++bit) {
+                const bool one = (p >> (8 * c + Q - 1 - bit)) & 1u;
+                float& d0 = v[(c * Q + bit) * 2];
+                float& d1 = v[(c * Q + bit) * 2 + 1];
+                d0 = fminf(d0, one ? INFINITY : d);
+                d1 = fminf(d1, one ? d : INFINITY);
+            }
+    };
+    // This lane's branches (at most two: see grouped_supported), in the CPU's order.
+    float pd[2] = { INFINITY, INFINITY };
+    int pi[2] = { 0x7fffffff, 0x7fffffff };
+    unsigned pp[2] = { 0, 0 };
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+        const int idx = lane + s * G;
+        if (idx < combos) {
+            pp[s] = top_labels(idx);
+            pd[s] = complete(T, pp[s]);
+            pi[s] = idx;
+            account(pp[s], pd[s]);
+        }
+    }
+    if (pd[1] < pd[0]) {
+        float td = pd[0];
+        pd[0] = pd[1];
+        pd[1] = td;
+        int ti = pi[0];
+        pi[0] = pi[1];
+        pi[1] = ti;
+        unsigned tp = pp[0];
+        pp[0] = pp[1];
+        pp[1] = tp;
+    }
+    // The N_iter best branches, one merge each; lane j keeps the j-th.
+    const int keep = T < N ? min(a.list_paths, combos) : 1;
+    unsigned mine = 0, best_p = 0;
+    int next = 0;
+    for (int j = 0; j < keep; ++j) {
+        float cd = next == 0 ? pd[0] : next == 1 ? pd[1] : INFINITY;
+        int ci = next == 0 ? pi[0] : next == 1 ? pi[1] : 0x7fffffff;
+        const unsigned cp = next == 0 ? pp[0] : pp[1];
+#pragma unroll
+        for (int m = G / 2; m >= 1; m /= 2)
+            keep_first(cd, ci, __shfl_xor_sync(mask, cd, m, G), __shfl_xor_sync(mask, ci, m, G));
+        const int owner = ci & (G - 1);
+        const unsigned p = __shfl_sync(mask, cp, owner, G);
+        if (lane == owner)
+            ++next;
+        if (lane == j)
+            mine = p;
+        if (j == 0)
+            best_p = p;
+    }
+    // The list extension: per kept path, level below the full expansion and bit, a branch
+    // with that bit flipped, completed by SIC; spread over the lanes.
+    if (T < N) {
+        const int per_path = (N - T) * Q, tasks = keep * per_path;
+        for (int base = 0; base < tasks; base += G) {
+            const int task = base + lane;
+            const int j = min(task / per_path, keep - 1);
+            const unsigned path = __shfl_sync(mask, mine, j, G);
+            if (task < tasks) {
+                const int rest = task - j * per_path;
+                const int t = T + rest / Q, bit = rest % Q, c = N - 1 - t;
+                unsigned p = path ^ (1u << (8 * c + Q - 1 - bit));
+                const float d = complete(t + 1, p);
+                account(p, d);
+            }
+        }
+    }
+    // Reduce-scatter of the minima: after it lane l holds slots [l S, (l + 1) S).
+#pragma unroll
+    for (int s = 0; s < log2_of(G); ++s) {
+        const int m = G >> (s + 1), half = VP >> (s + 1);
+        const bool upper = lane & m;
+#pragma unroll
+        for (int i = 0; i < half; ++i) {
+            const float send = upper ? v[i] : v[i + half];
+            const float kept = upper ? v[i + half] : v[i];
+            v[i] = fminf(kept, __shfl_xor_sync(mask, send, m, G));
+        }
+    }
+#pragma unroll
+    for (int m = G / 2; m >= 1; m /= 2)
+        widest = fmaxf(widest, __shfl_xor_sync(mask, widest, m, G));
+    const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
+    auto write_llr = [&](int q, float d0, float d1) {
+        if (q >= N * Q)
+            return;
+        const int c = q / Q, bit = q % Q;
+        const std::uint8_t o = order[c];
+        if (!isfinite(d0))
+            d0 = widest;
+        if (!isfinite(d1))
+            d1 = widest;
+        const float value = (o & kSphereUnusable) ? 0.0f : (d0 - d1) * inv_n0;
+        llr[(o & ~kSphereUnusable) * Q + bit] = fminf(fmaxf(sign * value, -clip), clip);
+    };
+    constexpr int S = VP / G;
+    if (S == 1) {
+        const float other = __shfl_xor_sync(mask, v[0], 1, G);
+        if ((lane & 1) == 0)
+            write_llr(lane / 2, v[0], other);
+    } else {
+#pragma unroll
+        for (int i = 0; i < S; i += 2)
+            write_llr((lane * S + i) / 2, v[i], v[i + 1]);
+    }
+    write_point(best_p);
+}
+
+//! Whether the grouped kernel takes these arguments, and its group size.
+template <int Q>
+constexpr int group_size()
+{
+    return (1 << Q) < 32 ? (1 << Q) : 32;
+}
+
+bool grouped_supported(const SphereDetectArgs& a, int G)
+{
+    const int N = a.num_users, Q = a.points.bits;
+    if (N < 2 || N > 4 || (Q != 2 && Q != 4 && Q != 6) || a.points.levels != (1 << (Q / 2)))
+        return false;
+    if (a.list_paths == 0)
+        return true;
+    const int T = min(a.full_levels, N);
+    const long combos = 1L << (Q * T);
+    return combos <= 2L * G && std::min<long>(a.list_paths, combos) <= G;
+}
+
+template <int N, int Q>
+bool launch_grouped_for(const SphereDetectArgs& a, cudaStream_t stream)
+{
+    constexpr int G = group_size<Q>();
+    if (!grouped_supported(a, G))
+        return false;
+    const size_t threads = a.num_symbols * static_cast<size_t>(a.num_subcarriers) * G;
+    const unsigned blocks = static_cast<unsigned>((threads + kGroupThreads - 1) / kGroupThreads);
+    if (a.list_paths > 0)
+        detect_sphere_grouped_kernel<N, Q, G, true><<<blocks, kGroupThreads, 0, stream>>>(a);
+    else
+        detect_sphere_grouped_kernel<N, Q, G, false><<<blocks, kGroupThreads, 0, stream>>>(a);
+    return true;
+}
+
+template <int N>
+bool launch_grouped_users(const SphereDetectArgs& a, cudaStream_t stream)
+{
+    switch (a.points.bits) {
+    case 2:
+        return launch_grouped_for<N, 2>(a, stream);
+    case 4:
+        return launch_grouped_for<N, 4>(a, stream);
+    case 6:
+        return launch_grouped_for<N, 6>(a, stream);
+    }
+    return false;
+}
+
+bool launch_grouped(const SphereDetectArgs& a, cudaStream_t stream)
+{
+    switch (a.num_users) {
+    case 2:
+        return launch_grouped_users<2>(a, stream);
+    case 3:
+        return launch_grouped_users<3>(a, stream);
+    case 4:
+        return launch_grouped_users<4>(a, stream);
+    }
+    return false;
+}
+
 } // namespace
 
 void launch_prepare_sphere(const SpherePrepareArgs& args, cudaStream_t stream)
 {
-    const int threads = 64;
+    // Few threads per block: a slot of LTE is 72-1200 subcarriers, one thread each, and
+    // spread over many SMs they finish sooner.
+    const int threads = 32;
     const int blocks = (args.num_subcarriers + threads - 1) / threads;
-    prepare_sphere_kernel<<<blocks, threads, 0, stream>>>(args);
+    switch (args.num_users) {
+#define MIMODET_PREPARE_CASE(n)                                                   \
+    case n:                                                                      \
+        prepare_sphere_kernel<n><<<blocks, threads, 0, stream>>>(args);          \
+        break;
+        MIMODET_PREPARE_CASE(1)
+        MIMODET_PREPARE_CASE(2)
+        MIMODET_PREPARE_CASE(3)
+        MIMODET_PREPARE_CASE(4)
+        MIMODET_PREPARE_CASE(5)
+        MIMODET_PREPARE_CASE(6)
+        MIMODET_PREPARE_CASE(7)
+        MIMODET_PREPARE_CASE(8)
+#undef MIMODET_PREPARE_CASE
+    default:
+        throw std::invalid_argument("launch_prepare_sphere: 1 to 8 users");
+    }
     MIMODET_CUDA_CHECK(cudaGetLastError());
+}
+
+void find_sphere_grid(SpherePoints& pts)
+{
+    pts.levels = 0;
+    pts.step = 0.0f;
+    int levels = 1;
+    while (levels * levels < pts.count)
+        ++levels;
+    if (levels < 2 || levels * levels != pts.count)
+        return;
+    float widest = 0.0f;
+    for (int i = 0; i < pts.count; ++i)
+        widest = std::max({ widest, std::fabs(pts.p[i].x), std::fabs(pts.p[i].y) });
+    const float step = widest / static_cast<float>(levels - 1);
+    if (!(step > 0.0f))
+        return;
+    bool taken[256] = {};
+    auto cell = [&](float coordinate, int* index) {
+        const float f = 0.5f * (coordinate / step + static_cast<float>(levels - 1));
+        *index = static_cast<int>(std::lround(f));
+        return std::fabs(f - static_cast<float>(*index)) < 1e-3f && *index >= 0 &&
+               *index < levels;
+    };
+    std::uint8_t grid[256];
+    for (int p = 0; p < pts.count; ++p) {
+        int i = 0, q = 0;
+        if (!cell(pts.p[p].x, &i) || !cell(pts.p[p].y, &q) || taken[i * levels + q])
+            return;
+        taken[i * levels + q] = true;
+        grid[i * levels + q] = static_cast<std::uint8_t>(p);
+    }
+    std::copy(grid, grid + pts.count, pts.grid);
+    pts.levels = levels;
+    pts.step = step;
 }
 
 void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream)
@@ -411,9 +928,11 @@ void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream)
     const size_t total = args.num_symbols * static_cast<size_t>(args.num_subcarriers);
     if (total == 0)
         return;
-    const int threads = 64;
-    const unsigned blocks = static_cast<unsigned>((total + threads - 1) / threads);
-    detect_sphere_kernel<<<blocks, threads, 0, stream>>>(args);
+    if (!launch_grouped(args, stream)) {
+        const int threads = 64;
+        const unsigned blocks = static_cast<unsigned>((total + threads - 1) / threads);
+        detect_sphere_kernel<<<blocks, threads, 0, stream>>>(args);
+    }
     MIMODET_CUDA_CHECK(cudaGetLastError());
 }
 
