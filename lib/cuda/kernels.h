@@ -114,7 +114,7 @@ void find_sphere_grid(SpherePoints& points);
 struct SpherePrepareArgs {
     const float2* h;
     int num_subcarriers, num_antennas, num_users, full_levels;
-    float2* r;              //!< [N_sc][U][U] upper triangular
+    float2* r;              //!< [N_sc][U][U] upper triangular, imag(R_cc) = 1 / R_cc
     float2* qh;             //!< [N_sc][U][B] Q^H
     std::uint8_t* order;    //!< [N_sc][U] user of column c, | kSphereUnusable
     float* floor;           //!< [N_sc] smallest N0 of the LLRs

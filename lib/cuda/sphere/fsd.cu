@@ -266,7 +266,8 @@ __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
 #pragma unroll
         for (int j = 0; j < N; ++j)
             rout[i * N + j] = make_float2(static_cast<float>(r[i][j].x),
-                                          static_cast<float>(r[i][j].y));
+                                          static_cast<float>(i == j ? 1.0 / r[i][i].x
+                                                                    : r[i][j].y));
     int dead_count = 0;
 #pragma unroll
     for (int c = 0; c < N; ++c) {
@@ -527,10 +528,10 @@ __device__ __forceinline__ void keep_first(float& d, int& i, float od, int oi)
     }
 }
 
-template <int N, int Q, int G, bool Soft>
+template <int N, int Q, int G, int P, bool Soft>
 __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(SphereDetectArgs a)
 {
-    constexpr int M = 1 << Q, L = 1 << (Q / 2);
+    constexpr int M = 1 << Q, L = 1 << (Q / 2), NQ = N * Q;
     static_assert(G <= 32 && G >= N, "a group is at most a warp and has a lane per column");
     __shared__ float2 s_pts[M];
     __shared__ std::uint8_t s_grid[M];
@@ -548,7 +549,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     const int B = a.num_antennas;
     const size_t sc = k % nsc;
     const float2* y = a.y + k * B;
-    float* llr = a.llr + k * (N * Q);
+    float* llr = a.llr + k * NQ;
     float2* x_hat = a.x_hat ? a.x_hat + k * N : nullptr;
     bool finite = true;
     for (int b = lane; b < B; b += G)
@@ -558,20 +559,23 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         atomicAdd(a.bad_sample_count, 1ull);
     const std::uint8_t* order = a.order + sc * N;
     if (!finite || a.status[sc] & kStatusBad) {
-        for (int i = lane; i < N * Q; i += G)
+        for (int i = lane; i < NQ; i += G)
             llr[i] = 0.0f;
         if (x_hat && lane < N)
             x_hat[lane] = make_float2(0.0f, 0.0f);
         return;
     }
+    // R above the diagonal, R_cc, and per column the scale that turns the rest of a level
+    // into grid units (the prepare kernel leaves 1 / R_cc in the diagonal's imaginary part).
     const float2* r = a.r + sc * (N * N);
-    const float step = a.points.step;
+    const float step = a.points.step, half_per_step = 0.5f / step;
     float2 R[N][N];
-    float rcc[N], inv_rd[N];
+    float rcc[N], to_grid[N];
 #pragma unroll
     for (int c = 0; c < N; ++c) {
-        rcc[c] = r[c * N + c].x;
-        inv_rd[c] = 0.5f / (rcc[c] * step);
+        const float2 d = r[c * N + c];
+        rcc[c] = d.x;
+        to_grid[c] = d.y * half_per_step;
 #pragma unroll
         for (int j = c + 1; j < N; ++j)
             R[c][j] = r[c * N + j];
@@ -609,8 +613,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             if (N - 1 - c < from) {
                 x[c] = s_pts[(packed >> (8 * c)) & 0xffu];
             } else {
-                const int i = min(max(__float2int_rn(rest.x * inv_rd[c] + 0.5f * (L - 1)), 0), L - 1);
-                const int q = min(max(__float2int_rn(rest.y * inv_rd[c] + 0.5f * (L - 1)), 0), L - 1);
+                const int i = min(max(__float2int_rn(rest.x * to_grid[c] + 0.5f * (L - 1)), 0), L - 1);
+                const int q = min(max(__float2int_rn(rest.y * to_grid[c] + 0.5f * (L - 1)), 0), L - 1);
                 x[c] = make_float2((2 * i - (L - 1)) * step, (2 * q - (L - 1)) * step);
                 packed = (packed & ~(0xffu << (8 * c))) |
                          (static_cast<unsigned>(s_grid[i * L + q]) << (8 * c));
@@ -631,7 +635,6 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             }
         return packed;
     };
-    const int combos = 1 << (Q * T);
     const float sign = a.llr_sign, clip = a.llr_clip;
     auto write_point = [&](unsigned best) {
         if (x_hat && lane < N) {
@@ -641,8 +644,12 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                                               : s_pts[(best >> (8 * lane)) & 0xffu];
         }
     };
+    auto bit_of = [](unsigned packed, int q) { // bit q = c Q + b of a packed path
+        return (packed >> (8 * (q / Q) + Q - 1 - q % Q)) & 1u;
+    };
 
-    if (!Soft) {
+    if constexpr (!Soft) {
+        const int combos = 1 << (Q * T);
         float best_d = INFINITY;
         int best_i = -1;
         unsigned best_p = 0;
@@ -655,157 +662,162 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 best_p = p;
             }
         }
-        int win_i = best_i;
-        float win_d = best_d;
 #pragma unroll
         for (int m = G / 2; m >= 1; m /= 2)
-            keep_first(win_d, win_i, __shfl_xor_sync(mask, win_d, m, G),
-                       __shfl_xor_sync(mask, win_i, m, G));
-        best_p = __shfl_sync(mask, best_p, win_i & (G - 1), G);
-        for (int i = lane; i < N * Q; i += G) {
-            const int c = i / Q, bit = i % Q;
-            const std::uint8_t o = order[c];
-            const float v = (o & kSphereUnusable)
-                                ? 0.0f
-                                : (((best_p >> (8 * c + Q - 1 - bit)) & 1u) ? 1.0f : -1.0f);
-            llr[(o & ~kSphereUnusable) * Q + bit] = fminf(fmaxf(sign * v, -clip), clip);
+            keep_first(best_d, best_i, __shfl_xor_sync(mask, best_d, m, G),
+                       __shfl_xor_sync(mask, best_i, m, G));
+        best_p = __shfl_sync(mask, best_p, best_i & (G - 1), G);
+        for (int i = lane; i < NQ; i += G) {
+            const std::uint8_t o = order[i / Q];
+            const float v =
+                (o & kSphereUnusable) ? 0.0f : (bit_of(best_p, i) ? 1.0f : -1.0f);
+            llr[(o & ~kSphereUnusable) * Q + i % Q] = fminf(fmaxf(sign * v, -clip), clip);
         }
         write_point(best_p);
-        return;
-    }
-
-    // Soft: per column, bit and bit value the smallest distance (v[(c Q + bit) 2 + value]),
-    // padded to a power of two for the reduce-scatter at the end.
-    constexpr int V = 2 * N * Q, VP = next_pow2(V);
-    static_assert(VP >= G, "the reduce-scatter leaves every lane a slot");
-    float v[VP];
+    } else {
+        // One fully expanded level: branch lane + s G for s < P (grouped_supported).
+        float pd[P];
+        unsigned pp[P];
 #pragma unroll
-    for (int i = 0; i < VP; ++i)
-        v[i] = INFINITY;
-    float widest = 0.0f;
-    auto account = [&](unsigned p, float d) {
-        widest = fmaxf(widest, d);
-#pragma unroll
-        for (int c = 0; c < N; ++c)
-#pragma unroll
-            for (int bit = 0; bit < Q; ++bit) {
-                const bool one = (p >> (8 * c + Q - 1 - bit)) & 1u;
-                float& d0 = v[(c * Q + bit) * 2];
-                float& d1 = v[(c * Q + bit) * 2 + 1];
-                d0 = fminf(d0, one ? INFINITY : d);
-                d1 = fminf(d1, one ? d : INFINITY);
-            }
-    };
-    // This lane's branches (at most two: see grouped_supported), in the CPU's order.
-    float pd[2] = { INFINITY, INFINITY };
-    int pi[2] = { 0x7fffffff, 0x7fffffff };
-    unsigned pp[2] = { 0, 0 };
-#pragma unroll
-    for (int s = 0; s < 2; ++s) {
-        const int idx = lane + s * G;
-        if (idx < combos) {
-            pp[s] = top_labels(idx);
-            pd[s] = complete(T, pp[s]);
-            pi[s] = idx;
-            account(pp[s], pd[s]);
+        for (int s = 0; s < P; ++s) {
+            pp[s] = top_labels(lane + s * G);
+            pd[s] = complete(1, pp[s]);
         }
-    }
-    if (pd[1] < pd[0]) {
-        float td = pd[0];
-        pd[0] = pd[1];
-        pd[1] = td;
-        int ti = pi[0];
-        pi[0] = pi[1];
-        pi[1] = ti;
-        unsigned tp = pp[0];
-        pp[0] = pp[1];
-        pp[1] = tp;
-    }
-    // The N_iter best branches, one merge each; lane j keeps the j-th.
-    const int keep = T < N ? min(a.list_paths, combos) : 1;
-    unsigned mine = 0, best_p = 0;
-    int next = 0;
-    for (int j = 0; j < keep; ++j) {
-        float cd = next == 0 ? pd[0] : next == 1 ? pd[1] : INFINITY;
-        int ci = next == 0 ? pi[0] : next == 1 ? pi[1] : 0x7fffffff;
-        const unsigned cp = next == 0 ? pp[0] : pp[1];
+        // The N_iter best branches, one merge each; path j kept by lane j % G.
+        const int keep = min(a.list_paths, M);
+        unsigned taken = 0, mine[2] = { 0, 0 }, best_p = 0;
+        float best_d = 0.0f;
+        for (int j = 0; j < keep; ++j) {
+            float cd = INFINITY;
+            int cs = -1;
+            unsigned cp = 0;
 #pragma unroll
-        for (int m = G / 2; m >= 1; m /= 2)
-            keep_first(cd, ci, __shfl_xor_sync(mask, cd, m, G), __shfl_xor_sync(mask, ci, m, G));
-        const int owner = ci & (G - 1);
-        const unsigned p = __shfl_sync(mask, cp, owner, G);
-        if (lane == owner)
-            ++next;
-        if (lane == j)
-            mine = p;
-        if (j == 0)
-            best_p = p;
-    }
-    // The list extension: per kept path, level below the full expansion and bit, a branch
-    // with that bit flipped, completed by SIC; spread over the lanes.
-    if (T < N) {
-        const int per_path = (N - T) * Q, tasks = keep * per_path;
+            for (int s = 0; s < P; ++s)
+                if (!(taken >> s & 1u) && (cs < 0 || pd[s] < cd)) {
+                    cd = pd[s];
+                    cs = s;
+                    cp = pp[s];
+                }
+            int ci = cs < 0 ? 0x7fffffff : lane + cs * G;
+#pragma unroll
+            for (int m = G / 2; m >= 1; m /= 2)
+                keep_first(cd, ci, __shfl_xor_sync(mask, cd, m, G),
+                           __shfl_xor_sync(mask, ci, m, G));
+            const int owner = ci & (G - 1);
+            const unsigned p = __shfl_sync(mask, cp, owner, G);
+            if (lane == owner)
+                taken |= 1u << (ci / G);
+            if (lane == j % G) {
+                if (j < G)
+                    mine[0] = p;
+                else
+                    mine[1] = p;
+            }
+            if (j == 0) {
+                best_d = cd;
+                best_p = p;
+            }
+        }
+        /* Per bit, the smallest distance of a path that differs there from the best
+         * branch (`counter`), and of one that agrees (`same`: the best branch's own
+         * distance unless a completed branch below it agrees, which is rare). Together
+         * they are fsd.cc's minima over the whole list. */
+        float counter[NQ], same[NQ];
+#pragma unroll
+        for (int q = 0; q < NQ; ++q) {
+            counter[q] = INFINITY;
+            same[q] = best_d;
+        }
+        float widest = 0.0f;
+        bool below_best = false;
+        auto account = [&](unsigned p, float d) {
+            widest = fmaxf(widest, d);
+            const unsigned differ = p ^ best_p;
+#pragma unroll
+            for (int q = 0; q < NQ; ++q)
+                counter[q] = fminf(counter[q], bit_of(differ, q) ? d : INFINITY);
+            if (d < best_d) {
+                below_best = true;
+#pragma unroll
+                for (int q = 0; q < NQ; ++q)
+                    same[q] = fminf(same[q], bit_of(differ, q) ? INFINITY : d);
+            }
+        };
+#pragma unroll
+        for (int s = 0; s < P; ++s)
+            account(pp[s], pd[s]);
+        // The list extension: per kept path, level below the full expansion and bit, a
+        // branch with that bit flipped, completed by SIC; spread over the lanes.
+        const int per_path = (N - 1) * Q, tasks = keep * per_path;
         for (int base = 0; base < tasks; base += G) {
             const int task = base + lane;
             const int j = min(task / per_path, keep - 1);
-            const unsigned path = __shfl_sync(mask, mine, j, G);
+            const unsigned path0 = __shfl_sync(mask, mine[0], j % G, G);
+            const unsigned path1 = __shfl_sync(mask, mine[1], j % G, G);
             if (task < tasks) {
                 const int rest = task - j * per_path;
-                const int t = T + rest / Q, bit = rest % Q, c = N - 1 - t;
-                unsigned p = path ^ (1u << (8 * c + Q - 1 - bit));
-                const float d = complete(t + 1, p);
+                const int t = 1 + rest / Q, bit = rest % Q, c = N - 1 - t;
+                unsigned p = (j < G ? path0 : path1) ^ (1u << (8 * c + Q - 1 - bit));
+                const float d = complete(t + 1, p); // before account() reads p
                 account(p, d);
             }
         }
-    }
-    // Reduce-scatter of the minima: after it lane l holds slots [l S, (l + 1) S).
+        // Reduce-scatter of the minima over the group: lane l ends with bits [l S, l S + S).
+        constexpr int VP = next_pow2(NQ), S = VP / G;
+        static_assert(S >= 1, "every lane keeps a bit");
+        float v[VP];
 #pragma unroll
-    for (int s = 0; s < log2_of(G); ++s) {
-        const int m = G >> (s + 1), half = VP >> (s + 1);
-        const bool upper = lane & m;
+        for (int q = 0; q < VP; ++q)
+            v[q] = q < NQ ? counter[q] : INFINITY;
+        auto reduce_scatter = [&](float(&x)[VP]) {
 #pragma unroll
-        for (int i = 0; i < half; ++i) {
-            const float send = upper ? v[i] : v[i + half];
-            const float kept = upper ? v[i + half] : v[i];
-            v[i] = fminf(kept, __shfl_xor_sync(mask, send, m, G));
+            for (int s = 0; s < log2_of(G); ++s) {
+                const int m = G >> (s + 1), half = VP >> (s + 1);
+                const bool upper = lane & m;
+#pragma unroll
+                for (int i = 0; i < half; ++i) {
+                    const float send = upper ? x[i] : x[i + half];
+                    const float kept = upper ? x[i + half] : x[i];
+                    x[i] = fminf(kept, __shfl_xor_sync(mask, send, m, G));
+                }
+            }
+        };
+        reduce_scatter(v);
+        float w[VP];
+#pragma unroll
+        for (int q = 0; q < VP; ++q)
+            w[q] = q < NQ ? same[q] : INFINITY;
+        if (__any_sync(mask, below_best)) // else every lane's `same` is best_d throughout
+            reduce_scatter(w);
+#pragma unroll
+        for (int m = G / 2; m >= 1; m /= 2)
+            widest = fmaxf(widest, __shfl_xor_sync(mask, widest, m, G));
+        const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
+#pragma unroll
+        for (int i = 0; i < S; ++i) {
+            const int q = lane * S + i;
+            if (q < NQ) {
+                const std::uint8_t o = order[q / Q];
+                const float d_same = w[i], d_counter = isfinite(v[i]) ? v[i] : widest;
+                const float d0 = bit_of(best_p, q) ? d_counter : d_same;
+                const float d1 = bit_of(best_p, q) ? d_same : d_counter;
+                const float value = (o & kSphereUnusable) ? 0.0f : (d0 - d1) * inv_n0;
+                llr[(o & ~kSphereUnusable) * Q + q % Q] = fminf(fmaxf(sign * value, -clip), clip);
+            }
         }
+        write_point(best_p);
     }
-#pragma unroll
-    for (int m = G / 2; m >= 1; m /= 2)
-        widest = fmaxf(widest, __shfl_xor_sync(mask, widest, m, G));
-    const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
-    auto write_llr = [&](int q, float d0, float d1) {
-        if (q >= N * Q)
-            return;
-        const int c = q / Q, bit = q % Q;
-        const std::uint8_t o = order[c];
-        if (!isfinite(d0))
-            d0 = widest;
-        if (!isfinite(d1))
-            d1 = widest;
-        const float value = (o & kSphereUnusable) ? 0.0f : (d0 - d1) * inv_n0;
-        llr[(o & ~kSphereUnusable) * Q + bit] = fminf(fmaxf(sign * value, -clip), clip);
-    };
-    constexpr int S = VP / G;
-    if (S == 1) {
-        const float other = __shfl_xor_sync(mask, v[0], 1, G);
-        if ((lane & 1) == 0)
-            write_llr(lane / 2, v[0], other);
-    } else {
-#pragma unroll
-        for (int i = 0; i < S; i += 2)
-            write_llr((lane * S + i) / 2, v[i], v[i + 1]);
-    }
-    write_point(best_p);
 }
 
-//! Whether the grouped kernel takes these arguments, and its group size.
+/* Lanes per vector: enough for the rotation (a lane per column), few enough that the
+ * per-vector work (R, Q^H y, the merges) is not repeated on many lanes. */
 template <int Q>
 constexpr int group_size()
 {
-    return (1 << Q) < 32 ? (1 << Q) : 32;
+    return Q == 6 ? 8 : 4;
 }
 
+//! Whether the grouped kernel takes these arguments.
 bool grouped_supported(const SphereDetectArgs& a, int G)
 {
     const int N = a.num_users, Q = a.points.bits;
@@ -813,23 +825,22 @@ bool grouped_supported(const SphereDetectArgs& a, int G)
         return false;
     if (a.list_paths == 0)
         return true;
-    const int T = min(a.full_levels, N);
-    const long combos = 1L << (Q * T);
-    return combos <= 2L * G && std::min<long>(a.list_paths, combos) <= G;
+    // the SFSD: one fully expanded level (the default for 2-4 users), a list of <= 2G
+    return std::min(a.full_levels, N) == 1 && std::min(a.list_paths, 1 << Q) <= 2 * G;
 }
 
 template <int N, int Q>
 bool launch_grouped_for(const SphereDetectArgs& a, cudaStream_t stream)
 {
-    constexpr int G = group_size<Q>();
+    constexpr int G = group_size<Q>(), P = (1 << Q) / G;
     if (!grouped_supported(a, G))
         return false;
     const size_t threads = a.num_symbols * static_cast<size_t>(a.num_subcarriers) * G;
     const unsigned blocks = static_cast<unsigned>((threads + kGroupThreads - 1) / kGroupThreads);
     if (a.list_paths > 0)
-        detect_sphere_grouped_kernel<N, Q, G, true><<<blocks, kGroupThreads, 0, stream>>>(a);
+        detect_sphere_grouped_kernel<N, Q, G, P, true><<<blocks, kGroupThreads, 0, stream>>>(a);
     else
-        detect_sphere_grouped_kernel<N, Q, G, false><<<blocks, kGroupThreads, 0, stream>>>(a);
+        detect_sphere_grouped_kernel<N, Q, G, 1, false><<<blocks, kGroupThreads, 0, stream>>>(a);
     return true;
 }
 
