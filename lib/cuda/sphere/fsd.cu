@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 namespace mimodet {
 namespace cuda {
@@ -108,13 +109,13 @@ __device__ void invert_hpd(cdbl (&a)[N][N], cdbl (&inv)[N][N])
  * P = (G + eps I)^-1 over the usable users, each pick removed from P by its Schur
  * complement; then the Cholesky factor of the ordered Gram matrix and Q^H. */
 template <int N>
-__global__ void prepare_sphere_kernel(SpherePrepareArgs a)
+__device__ void prepare_one(const SpherePrepareArgs& a,
+                            int sc,
+                            const float2* h, // [B][N] of subcarrier sc
+                            float2* rout,    // [N][N]
+                            float2* qh)      // [N][B]
 {
-    const int sc = blockIdx.x * blockDim.x + threadIdx.x;
-    if (sc >= a.num_subcarriers)
-        return;
     const int B = a.num_antennas;
-    const float2* h = a.h + static_cast<size_t>(sc) * B * N;
     bool finite = true;
     cdbl g[N][N];
 #pragma unroll
@@ -150,6 +151,10 @@ __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
 #pragma unroll
         for (int c = 0; c < N; ++c)
             order[c] = static_cast<std::uint8_t>(c);
+        for (int i = 0; i < N * N; ++i) // not read, but every output written
+            rout[i] = make_float2(0.0f, 0.0f);
+        for (int i = 0; i < N * B; ++i)
+            qh[i] = make_float2(0.0f, 0.0f);
         if (a.counts)
             atomicAdd(a.counts + kChannelCountBad, 1ull);
         return;
@@ -260,7 +265,6 @@ __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
         cholesky_upper<N>(gp, r);
         regularized = true;
     }
-    float2* rout = a.r + static_cast<size_t>(sc) * N * N;
 #pragma unroll
     for (int i = 0; i < N; ++i)
 #pragma unroll
@@ -276,7 +280,6 @@ __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
         order[c] = static_cast<std::uint8_t>(column_user[c] | (d ? kSphereUnusable : 0));
     }
     // Q^H = R^-H H_p^H, column b by forward substitution.
-    float2* qh = a.qh + static_cast<size_t>(sc) * N * B;
     double inv_diag[N];
 #pragma unroll
     for (int c = 0; c < N; ++c)
@@ -302,6 +305,59 @@ __global__ void prepare_sphere_kernel(SpherePrepareArgs a)
         if (dead_count)
             atomicAdd(a.counts + kChannelCountUnusableUsers,
                       static_cast<unsigned long long>(dead_count));
+    }
+}
+
+constexpr int kPrepareThreads = 32;
+
+//! Shared memory of the staged prepare kernel; more than kMaxStagedBytes: read directly.
+constexpr size_t staged_bytes(int antennas, int users)
+{
+    return static_cast<size_t>(kPrepareThreads) *
+           (2 * antennas * users + users * users + 3) * sizeof(float2);
+}
+constexpr size_t kMaxStagedBytes = 48 * 1024;
+
+/* One thread per subcarrier. A thread's H, R and Q^H are contiguous, so a warp's direct
+ * accesses stride by whole matrices; staged, the block moves them through shared memory
+ * in coalesced runs instead. */
+template <int N, bool Staged>
+__global__ void __launch_bounds__(kPrepareThreads) prepare_sphere_kernel(SpherePrepareArgs a)
+{
+    const int B = a.num_antennas, hn = B * N, rn = N * N;
+    const int first = blockIdx.x * kPrepareThreads;
+    const int count = min(kPrepareThreads, a.num_subcarriers - first);
+    const int sc = first + static_cast<int>(threadIdx.x);
+    if constexpr (!Staged) {
+        if (sc < a.num_subcarriers)
+            prepare_one<N>(a,
+                           sc,
+                           a.h + static_cast<size_t>(sc) * hn,
+                           a.r + static_cast<size_t>(sc) * rn,
+                           a.qh + static_cast<size_t>(sc) * hn);
+    } else {
+        // Each thread's matrices padded by one element, so that a warp's accesses to its
+        // threads' element e fall in different banks.
+        extern __shared__ float2 tile[];
+        const int hs = hn + 1, rs = rn + 1;
+        float2* s_h = tile;
+        float2* s_r = s_h + kPrepareThreads * hs;
+        float2* s_q = s_r + kPrepareThreads * rs;
+        const size_t base = static_cast<size_t>(first);
+#pragma unroll 4
+        for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
+            s_h[i / hn * hs + i % hn] = a.h[base * hn + i];
+        __syncthreads();
+        if (static_cast<int>(threadIdx.x) < count)
+            prepare_one<N>(
+                a, sc, s_h + threadIdx.x * hs, s_r + threadIdx.x * rs, s_q + threadIdx.x * hs);
+        __syncthreads();
+#pragma unroll 4
+        for (int i = threadIdx.x; i < count * rn; i += kPrepareThreads)
+            a.r[base * rn + i] = s_r[i / rn * rs + i % rn];
+#pragma unroll 4
+        for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
+            a.qh[base * hn + i] = s_q[i / hn * hs + i % hn];
     }
 }
 
@@ -528,11 +584,14 @@ __device__ __forceinline__ void keep_first(float& d, int& i, float od, int oi)
     }
 }
 
+//! 1.5 * 2^23: a float in [0, 2^22) plus it is rounded to an integer in the low mantissa.
+constexpr float kRound = 12582912.0f;
+
 template <int N, int Q, int G, int P, bool Soft>
 __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(SphereDetectArgs a)
 {
     constexpr int M = 1 << Q, L = 1 << (Q / 2), NQ = N * Q;
-    static_assert(G <= 32 && G >= N, "a group is at most a warp and has a lane per column");
+    static_assert(G <= 32 && (G & (G - 1)) == 0, "a group is a power of two lanes of a warp");
     __shared__ float2 s_pts[M];
     __shared__ std::uint8_t s_grid[M];
     for (int i = threadIdx.x; i < M; i += blockDim.x) {
@@ -557,49 +616,108 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     finite = __all_sync(mask, finite);
     if (!finite && lane == 0)
         atomicAdd(a.bad_sample_count, 1ull);
+    /* The outputs: with one lane per vector, every column and bit at compile time (the
+     * detection order in registers); with several, each lane its share at run time. */
     const std::uint8_t* order = a.order + sc * N;
+    std::uint8_t order_r[G == 1 ? N : 1];
+    if constexpr (G == 1)
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+            order_r[c] = order[c];
+    const float sign = a.llr_sign, clip = a.llr_clip;
+    // Column c's user's LLR of bit b; 0 for a user without a channel.
+    auto put = [&](int c, int b, float value) {
+        std::uint8_t o;
+        if constexpr (G == 1)
+            o = order_r[c];
+        else
+            o = order[c];
+        llr[(o & ~kSphereUnusable) * Q + b] =
+            (o & kSphereUnusable) ? 0.0f : fminf(fmaxf(sign * value, -clip), clip);
+    };
+    // x_hat of the best path, column c's point label given by label(c).
+    auto write_point = [&](auto&& label) {
+        if (!x_hat)
+            return;
+        auto one = [&](int c, std::uint8_t o) {
+            x_hat[o & ~kSphereUnusable] =
+                (o & kSphereUnusable) ? make_float2(0.0f, 0.0f) : s_pts[label(c)];
+        };
+        if constexpr (G == 1) {
+#pragma unroll
+            for (int c = 0; c < N; ++c)
+                one(c, order_r[c]);
+        } else {
+            for (int c = lane; c < N; c += G)
+                one(c, order[c]);
+        }
+    };
     if (!finite || a.status[sc] & kStatusBad) {
         for (int i = lane; i < NQ; i += G)
             llr[i] = 0.0f;
-        if (x_hat && lane < N)
-            x_hat[lane] = make_float2(0.0f, 0.0f);
+        if (x_hat)
+            for (int u = lane; u < N; u += G)
+                x_hat[u] = make_float2(0.0f, 0.0f);
         return;
     }
     // R above the diagonal, R_cc, and per column the scale that turns the rest of a level
     // into grid units (the prepare kernel leaves 1 / R_cc in the diagonal's imaginary part).
     const float2* r = a.r + sc * (N * N);
-    const float step = a.points.step, half_per_step = 0.5f / step;
+    const float step = a.points.step, half_per_step = 0.5f / step, two_step = 2.0f * step;
+    constexpr float half_span = 0.5f * (L - 1);
+    const float origin = -half_span * two_step;
     float2 R[N][N];
+    if constexpr (N % 2 == 0) { // rows of R in 16-byte loads
+        const float4* r4 = reinterpret_cast<const float4*>(r);
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+#pragma unroll
+            for (int j = c & ~1; j < N; j += 2) {
+                const float4 v = r4[(c * N + j) / 2];
+                R[c][j] = make_float2(v.x, v.y);
+                R[c][j + 1] = make_float2(v.z, v.w);
+            }
+    } else {
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+#pragma unroll
+            for (int j = c; j < N; ++j)
+                R[c][j] = r[c * N + j];
+    }
     float rcc[N], to_grid[N];
 #pragma unroll
     for (int c = 0; c < N; ++c) {
-        const float2 d = r[c * N + c];
-        rcc[c] = d.x;
-        to_grid[c] = d.y * half_per_step;
-#pragma unroll
-        for (int j = c + 1; j < N; ++j)
-            R[c][j] = r[c * N + j];
+        rcc[c] = R[c][c].x;
+        to_grid[c] = R[c][c].y * half_per_step;
     }
-    // Lane c rotates y onto column c (Q^H y), then every lane takes all of them.
+    // Q^H y: lane c % G rotates y onto column c, then every lane takes all of them.
     float2 rot[N];
-    {
+    auto rotate = [&](int c) {
         float2 acc = make_float2(0.0f, 0.0f);
-        if (lane < N) {
-            const float2* q = a.qh + (sc * N + lane) * B;
-            for (int b = 0; b < B; ++b) {
-                const float2 v = cmul(q[b], y[b]);
-                acc.x += v.x;
-                acc.y += v.y;
-            }
+        const float2* q = a.qh + (sc * N + c) * B;
+        for (int b = 0; b < B; ++b) {
+            const float2 v = cmul(q[b], y[b]);
+            acc.x += v.x;
+            acc.y += v.y;
         }
+        return acc;
+    };
+    if constexpr (G == 1) {
+#pragma unroll
+        for (int c = 0; c < N; ++c)
+            rot[c] = rotate(c);
+    } else {
+        static_assert(G == 1 || G >= N, "a lane per column");
+        const float2 acc = lane < N ? rotate(lane) : make_float2(0.0f, 0.0f);
 #pragma unroll
         for (int c = 0; c < N; ++c)
             rot[c] = make_float2(__shfl_sync(mask, acc.x, c, G), __shfl_sync(mask, acc.y, c, G));
     }
     const int T = min(a.full_levels, N);
-    // fsd.cc's complete_by_sic on a path of labels packed 8 bits per column: the columns
-    // of the top `from` levels as they are, the others sliced; the whole distance.
-    auto complete = [&](int from, unsigned& packed) -> float {
+    /* fsd.cc's complete_by_sic on a path packed 8 bits per column: the columns of the top
+     * `from` levels (point labels) as they are, the others sliced per axis by float
+     * arithmetic; the sliced columns get point labels (Labels) or grid cells i L + q. */
+    auto complete = [&](int from, unsigned& packed, auto labels) -> float {
         float2 x[N];
         float distance = 0.0f;
 #pragma unroll
@@ -613,17 +731,23 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             if (N - 1 - c < from) {
                 x[c] = s_pts[(packed >> (8 * c)) & 0xffu];
             } else {
-                const int i = min(max(__float2int_rn(rest.x * to_grid[c] + 0.5f * (L - 1)), 0), L - 1);
-                const int q = min(max(__float2int_rn(rest.y * to_grid[c] + 0.5f * (L - 1)), 0), L - 1);
-                x[c] = make_float2((2 * i - (L - 1)) * step, (2 * q - (L - 1)) * step);
-                packed = (packed & ~(0xffu << (8 * c))) |
-                         (static_cast<unsigned>(s_grid[i * L + q]) << (8 * c));
+                const float zi = fminf(fmaxf(fmaf(rest.x, to_grid[c], half_span), 0.0f), L - 1.0f);
+                const float zq = fminf(fmaxf(fmaf(rest.y, to_grid[c], half_span), 0.0f), L - 1.0f);
+                const float ri = zi + kRound, rq = zq + kRound;
+                x[c] = make_float2(fmaf(ri - kRound, two_step, origin),
+                                   fmaf(rq - kRound, two_step, origin));
+                const unsigned cell = static_cast<unsigned>(__float_as_int(ri) - __float_as_int(kRound)) * L +
+                                      static_cast<unsigned>(__float_as_int(rq) - __float_as_int(kRound));
+                const unsigned v = decltype(labels)::value ? s_grid[cell] : cell;
+                packed = (packed & ~(0xffu << (8 * c))) | (v << (8 * c));
             }
             const float ex = rest.x - rcc[c] * x[c].x, ey = rest.y - rcc[c] * x[c].y;
             distance += ex * ex + ey * ey;
         }
         return distance;
     };
+    using as_labels = std::true_type;
+    using as_cells = std::false_type;
     // Branch idx's labels of the fully expanded levels (column N-1 the lowest digit).
     auto top_labels = [&](int idx) {
         unsigned packed = 0;
@@ -634,15 +758,6 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 idx >>= Q;
             }
         return packed;
-    };
-    const float sign = a.llr_sign, clip = a.llr_clip;
-    auto write_point = [&](unsigned best) {
-        if (x_hat && lane < N) {
-            const std::uint8_t o = order[lane];
-            x_hat[o & ~kSphereUnusable] = (o & kSphereUnusable)
-                                              ? make_float2(0.0f, 0.0f)
-                                              : s_pts[(best >> (8 * lane)) & 0xffu];
-        }
     };
     auto bit_of = [](unsigned packed, int q) { // bit q = c Q + b of a packed path
         return (packed >> (8 * (q / Q) + Q - 1 - q % Q)) & 1u;
@@ -655,7 +770,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         unsigned best_p = 0;
         for (int idx = lane; idx < combos; idx += G) {
             unsigned p = top_labels(idx);
-            const float d = complete(T, p);
+            const float d = complete(T, p, as_cells());
             if (best_i < 0 || d < best_d) {
                 best_d = d;
                 best_i = idx;
@@ -666,14 +781,27 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         for (int m = G / 2; m >= 1; m /= 2)
             keep_first(best_d, best_i, __shfl_xor_sync(mask, best_d, m, G),
                        __shfl_xor_sync(mask, best_i, m, G));
-        best_p = __shfl_sync(mask, best_p, best_i & (G - 1), G);
-        for (int i = lane; i < NQ; i += G) {
-            const std::uint8_t o = order[i / Q];
-            const float v =
-                (o & kSphereUnusable) ? 0.0f : (bit_of(best_p, i) ? 1.0f : -1.0f);
-            llr[(o & ~kSphereUnusable) * Q + i % Q] = fminf(fmaxf(sign * v, -clip), clip);
+        if (G > 1)
+            best_p = __shfl_sync(mask, best_p, best_i & (G - 1), G);
+        auto label = [&](int c) { // the top levels' point labels, the others' grid cells
+            const unsigned v = (best_p >> (8 * c)) & 0xffu;
+            return N - 1 - c < T ? v : static_cast<unsigned>(s_grid[v]);
+        };
+        auto put_bits = [&](int c) {
+            const unsigned l = label(c);
+#pragma unroll
+            for (int b = 0; b < Q; ++b)
+                put(c, b, (l >> (Q - 1 - b)) & 1u ? 1.0f : -1.0f);
+        };
+        if constexpr (G == 1) {
+#pragma unroll
+            for (int c = 0; c < N; ++c)
+                put_bits(c);
+        } else {
+            for (int c = lane; c < N; c += G)
+                put_bits(c);
         }
-        write_point(best_p);
+        write_point(label);
     } else {
         // One fully expanded level: branch lane + s G for s < P (grouped_supported).
         float pd[P];
@@ -681,11 +809,12 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
 #pragma unroll
         for (int s = 0; s < P; ++s) {
             pp[s] = top_labels(lane + s * G);
-            pd[s] = complete(1, pp[s]);
+            pd[s] = complete(1, pp[s], as_labels());
         }
-        // The N_iter best branches, one merge each; path j kept by lane j % G.
+        // The N_iter best branches, one merge each; path j kept by lane j % G in mine[j / G].
+        constexpr int K = (kSphereMaxListPaths + G - 1) / G;
         const int keep = min(a.list_paths, M);
-        unsigned taken = 0, mine[2] = { 0, 0 }, best_p = 0;
+        unsigned taken[(P + 31) / 32] = {}, mine[K] = {}, best_p = 0;
         float best_d = 0.0f;
         for (int j = 0; j < keep; ++j) {
             float cd = INFINITY;
@@ -693,7 +822,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             unsigned cp = 0;
 #pragma unroll
             for (int s = 0; s < P; ++s)
-                if (!(taken >> s & 1u) && (cs < 0 || pd[s] < cd)) {
+                if (!(taken[s / 32] >> (s % 32) & 1u) && (cs < 0 || pd[s] < cd)) {
                     cd = pd[s];
                     cs = s;
                     cp = pp[s];
@@ -705,13 +834,17 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                            __shfl_xor_sync(mask, ci, m, G));
             const int owner = ci & (G - 1);
             const unsigned p = __shfl_sync(mask, cp, owner, G);
-            if (lane == owner)
-                taken |= 1u << (ci / G);
+            if (lane == owner) {
+#pragma unroll
+                for (int s = 0; s < P; ++s)
+                    if (s == ci / G)
+                        taken[s / 32] |= 1u << (s % 32);
+            }
             if (lane == j % G) {
-                if (j < G)
-                    mine[0] = p;
-                else
-                    mine[1] = p;
+#pragma unroll
+                for (int i = 0; i < K; ++i)
+                    if (i == j / G)
+                        mine[i] = p;
             }
             if (j == 0) {
                 best_d = cd;
@@ -752,19 +885,23 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         for (int base = 0; base < tasks; base += G) {
             const int task = base + lane;
             const int j = min(task / per_path, keep - 1);
-            const unsigned path0 = __shfl_sync(mask, mine[0], j % G, G);
-            const unsigned path1 = __shfl_sync(mask, mine[1], j % G, G);
+            unsigned path = 0;
+#pragma unroll
+            for (int i = 0; i < K; ++i) {
+                const unsigned v = __shfl_sync(mask, mine[i], j % G, G);
+                if (i == j / G)
+                    path = v;
+            }
             if (task < tasks) {
                 const int rest = task - j * per_path;
                 const int t = 1 + rest / Q, bit = rest % Q, c = N - 1 - t;
-                unsigned p = (j < G ? path0 : path1) ^ (1u << (8 * c + Q - 1 - bit));
-                const float d = complete(t + 1, p); // before account() reads p
+                unsigned p = path ^ (1u << (8 * c + Q - 1 - bit));
+                const float d = complete(t + 1, p, as_labels()); // before account() reads p
                 account(p, d);
             }
         }
         // Reduce-scatter of the minima over the group: lane l ends with bits [l S, l S + S).
-        constexpr int VP = next_pow2(NQ), S = VP / G;
-        static_assert(S >= 1, "every lane keeps a bit");
+        constexpr int VP = next_pow2(NQ) > G ? next_pow2(NQ) : G, S = VP / G;
         float v[VP];
 #pragma unroll
         for (int q = 0; q < VP; ++q)
@@ -797,50 +934,53 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         for (int i = 0; i < S; ++i) {
             const int q = lane * S + i;
             if (q < NQ) {
-                const std::uint8_t o = order[q / Q];
                 const float d_same = w[i], d_counter = isfinite(v[i]) ? v[i] : widest;
-                const float d0 = bit_of(best_p, q) ? d_counter : d_same;
-                const float d1 = bit_of(best_p, q) ? d_same : d_counter;
-                const float value = (o & kSphereUnusable) ? 0.0f : (d0 - d1) * inv_n0;
-                llr[(o & ~kSphereUnusable) * Q + q % Q] = fminf(fmaxf(sign * value, -clip), clip);
+                const bool one = (best_p >> (8 * (q / Q) + Q - 1 - q % Q)) & 1u;
+                put(q / Q, q % Q, ((one ? d_counter : d_same) - (one ? d_same : d_counter)) * inv_n0);
             }
         }
-        write_point(best_p);
+        write_point([&](int c) { return (best_p >> (8 * c)) & 0xffu; });
     }
 }
 
-/* Lanes per vector: enough for the rotation (a lane per column), few enough that the
- * per-vector work (R, Q^H y, the merges) is not repeated on many lanes. */
-template <int Q>
+/* Lanes per vector. The hard FSD: one, every branch in one thread, nothing repeated per
+ * lane nor merged (the grouped variants of 2 and 4 lanes executed 1.5 and 2 times the
+ * instructions on an H100). The SFSD: 4 lanes (8 for 64-QAM, 8 branches each) keep the
+ * list merges short and the registers of a lane's branches few. */
+template <int Q, bool Soft>
 constexpr int group_size()
 {
-    return Q == 6 ? 8 : 4;
+    return Soft ? (Q == 6 ? 8 : 4) : 1;
 }
 
 //! Whether the grouped kernel takes these arguments.
-bool grouped_supported(const SphereDetectArgs& a, int G)
+bool grouped_supported(const SphereDetectArgs& a)
 {
     const int N = a.num_users, Q = a.points.bits;
     if (N < 2 || N > 4 || (Q != 2 && Q != 4 && Q != 6) || a.points.levels != (1 << (Q / 2)))
         return false;
-    if (a.list_paths == 0)
-        return true;
-    // the SFSD: one fully expanded level (the default for 2-4 users), a list of <= 2G
-    return std::min(a.full_levels, N) == 1 && std::min(a.list_paths, 1 << Q) <= 2 * G;
+    // the SFSD: one fully expanded level, the default for 2-4 users
+    return a.list_paths == 0 || std::min(a.full_levels, N) == 1;
+}
+
+template <int N, int Q, bool Soft>
+void launch_grouped_kernel(const SphereDetectArgs& a, cudaStream_t stream)
+{
+    constexpr int G = group_size<Q, Soft>(), P = Soft ? (1 << Q) / G : 1;
+    const size_t threads = a.num_symbols * static_cast<size_t>(a.num_subcarriers) * G;
+    const unsigned blocks = static_cast<unsigned>((threads + kGroupThreads - 1) / kGroupThreads);
+    detect_sphere_grouped_kernel<N, Q, G, P, Soft><<<blocks, kGroupThreads, 0, stream>>>(a);
 }
 
 template <int N, int Q>
 bool launch_grouped_for(const SphereDetectArgs& a, cudaStream_t stream)
 {
-    constexpr int G = group_size<Q>(), P = (1 << Q) / G;
-    if (!grouped_supported(a, G))
+    if (!grouped_supported(a))
         return false;
-    const size_t threads = a.num_symbols * static_cast<size_t>(a.num_subcarriers) * G;
-    const unsigned blocks = static_cast<unsigned>((threads + kGroupThreads - 1) / kGroupThreads);
     if (a.list_paths > 0)
-        detect_sphere_grouped_kernel<N, Q, G, P, true><<<blocks, kGroupThreads, 0, stream>>>(a);
+        launch_grouped_kernel<N, Q, true>(a, stream);
     else
-        detect_sphere_grouped_kernel<N, Q, G, 1, false><<<blocks, kGroupThreads, 0, stream>>>(a);
+        launch_grouped_kernel<N, Q, false>(a, stream);
     return true;
 }
 
@@ -877,12 +1017,16 @@ void launch_prepare_sphere(const SpherePrepareArgs& args, cudaStream_t stream)
 {
     // Few threads per block: a slot of LTE is 72-1200 subcarriers, one thread each, and
     // spread over many SMs they finish sooner.
-    const int threads = 32;
-    const int blocks = (args.num_subcarriers + threads - 1) / threads;
+    const int blocks = (args.num_subcarriers + kPrepareThreads - 1) / kPrepareThreads;
+    const size_t bytes = staged_bytes(args.num_antennas, args.num_users);
+    const bool staged = bytes <= kMaxStagedBytes;
     switch (args.num_users) {
-#define MIMODET_PREPARE_CASE(n)                                                   \
-    case n:                                                                      \
-        prepare_sphere_kernel<n><<<blocks, threads, 0, stream>>>(args);          \
+#define MIMODET_PREPARE_CASE(n)                                                              \
+    case n:                                                                                 \
+        if (staged)                                                                         \
+            prepare_sphere_kernel<n, true><<<blocks, kPrepareThreads, bytes, stream>>>(args); \
+        else                                                                                \
+            prepare_sphere_kernel<n, false><<<blocks, kPrepareThreads, 0, stream>>>(args);  \
         break;
         MIMODET_PREPARE_CASE(1)
         MIMODET_PREPARE_CASE(2)
