@@ -40,130 +40,147 @@ __device__ __forceinline__ cdbl mul(cdbl a, cdbl b)
 __device__ __forceinline__ cdbl conj(cdbl a) { return { a.x, -a.y }; }
 __device__ __forceinline__ double norm2(cdbl a) { return a.x * a.x + a.y * a.y; }
 
-/* The lanes that prepare one subcarrier's channel: one per user (row), a power of two so
- * that a group is a segment of a warp; users' rows beyond N are idle rows of zeros. */
+/*! Upper R with G = R^H R; the smallest pivot (<= 0: not positive definite, R not
+ * usable). N is compile-time so that G and R stay in registers. */
 template <int N>
-constexpr int prepare_lanes()
+__device__ double cholesky_upper(const cdbl (&g)[N][N], cdbl (&r)[N][N])
 {
-    return N <= 1 ? 1 : N <= 2 ? 2 : N <= 4 ? 4 : 8;
-}
-
-/* One group of W lanes per subcarrier, lane i holding row i of each matrix, mirroring
- * fsd.cc's prepare_fsd_channel: the ordering from P = (G + eps I)^-1 over the usable
- * users (Gauss-Jordan, the pivot row broadcast), each pick removed from P by its Schur
- * complement; the Cholesky factor of the ordered Gram matrix (right-looking, row k of R
- * broadcast); Q^H = R^-H H_p^H, a column b of it per lane. A lane per row shortens the
- * dependent float64 chains that one thread per subcarrier ran at low occupancy. */
-template <int N, int W>
-__device__ void prepare_group(const SpherePrepareArgs& a,
-                              int sc,
-                              int lane,      // 0..W-1 within the group
-                              unsigned gm,   // the group's lanes of the warp
-                              int warp_base, // the group's first lane in the warp
-                              const float2* h, // [B][N] of subcarrier sc
-                              float2* rout,    // [N][N]
-                              float2* qh,      // [N][B]
-                              cdbl* rd)        // [N][N] scratch: R in float64
-{
-    const int B = a.num_antennas;
-    const bool row_lane = lane < N;
-    auto bcast = [&](cdbl v, int src) {
-        return cdbl{ __shfl_sync(gm, v.x, src, W), __shfl_sync(gm, v.y, src, W) };
-    };
-    // Row `lane` of G = H^H H; each lane checks its own column of H.
-    bool finite = true;
-    cdbl g[N];
+    double smallest = 1e300;
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-        g[j] = { 0.0, 0.0 };
-#pragma unroll 2
-    for (int b = 0; b < B; ++b) {
-        cdbl row[N], own = { 0.0, 0.0 };
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-            const float2 v = h[b * N + j];
-            row[j] = { v.x, v.y };
-            if (j == lane) {
-                own = row[j];
-                finite = finite && isfinite(v.x) && isfinite(v.y);
-            }
-        }
+    for (int i = 0; i < N; ++i)
 #pragma unroll
         for (int j = 0; j < N; ++j)
-            g[j] = g[j] + mul(conj(own), row[j]);
+            r[i][j] = { 0.0, 0.0 };
+    bool ok = true;
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+#pragma unroll
+        for (int i = 0; i < c; ++i) {
+            cdbl v = g[i][c];
+#pragma unroll
+            for (int k = 0; k < i; ++k)
+                v = v - mul(conj(r[k][i]), r[k][c]);
+            r[i][c] = { v.x / r[i][i].x, v.y / r[i][i].x };
+        }
+        double d = g[c][c].x;
+#pragma unroll
+        for (int k = 0; k < c; ++k)
+            d -= norm2(r[k][c]);
+        if (ok)
+            smallest = fmin(smallest, d);
+        ok = ok && d > 0.0;
+        r[c][c] = { ok ? sqrt(d) : 1.0, 0.0 };
     }
-    finite = __all_sync(gm, finite);
-    double gd = 0.0; // G's diagonal element of this lane's row
+    return smallest;
+}
+
+//! The inverse of a Hermitian positive definite matrix (Gauss-Jordan without pivoting).
+template <int N>
+__device__ void invert_hpd(cdbl (&a)[N][N], cdbl (&inv)[N][N])
+{
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-        if (j == lane)
-            gd = g[j].x;
-    double strongest = gd, total = gd;
+    for (int i = 0; i < N; ++i)
 #pragma unroll
-    for (int m = W / 2; m >= 1; m /= 2) {
-        strongest = fmax(strongest, __shfl_xor_sync(gm, strongest, m, W));
-        total += __shfl_xor_sync(gm, total, m, W);
+        for (int j = 0; j < N; ++j)
+            inv[i][j] = { i == j ? 1.0 : 0.0, 0.0 };
+#pragma unroll
+    for (int p = 0; p < N; ++p) {
+        const double ip = 1.0 / a[p][p].x; // real: the pivots of an HPD matrix
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            a[p][j] = { a[p][j].x * ip, a[p][j].y * ip };
+            inv[p][j] = { inv[p][j].x * ip, inv[p][j].y * ip };
+        }
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            if (i == p)
+                continue;
+            const cdbl f = a[i][p];
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                a[i][j] = a[i][j] - mul(f, a[p][j]);
+                inv[i][j] = inv[i][j] - mul(f, inv[p][j]);
+            }
+        }
+    }
+}
+
+/* One thread per subcarrier, mirroring fsd.cc's prepare_fsd_channel: the ordering from
+ * P = (G + eps I)^-1 over the usable users, each pick removed from P by its Schur
+ * complement; then the Cholesky factor of the ordered Gram matrix and Q^H. */
+template <int N>
+__device__ void prepare_one(const SpherePrepareArgs& a,
+                            int sc,
+                            const float2* h, // [B][N] of subcarrier sc
+                            float2* rout,    // [N][N]
+                            float2* qh)      // [N][B]
+{
+    const int B = a.num_antennas;
+    bool finite = true;
+    cdbl g[N][N];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            g[i][j] = { 0.0, 0.0 };
+    for (int b = 0; b < B; ++b) {
+        cdbl row[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) {
+            const float2 v = h[b * N + i];
+            finite = finite && isfinite(v.x) && isfinite(v.y);
+            row[i] = { v.x, v.y };
+        }
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+                g[i][j] = g[i][j] + mul(conj(row[i]), row[j]);
+    }
+    double strongest = 0.0, total = 0.0;
+#pragma unroll
+    for (int u = 0; u < N; ++u) {
+        strongest = fmax(strongest, g[u][u].x);
+        total += g[u][u].x;
     }
     std::uint8_t* order = a.order + static_cast<size_t>(sc) * N;
     if (!finite || !(strongest > 0.0)) {
-        if (row_lane) { // not read, but every output written
-            order[lane] = static_cast<std::uint8_t>(lane);
+        a.status[sc] = kStatusBad;
+        a.unusable[sc] = 0;
+        a.floor[sc] = 0.0f;
 #pragma unroll
-            for (int j = 0; j < N; ++j)
-                rout[lane * N + j] = make_float2(0.0f, 0.0f);
-            for (int b = 0; b < B; ++b)
-                qh[lane * B + b] = make_float2(0.0f, 0.0f);
-        }
-        if (lane == 0) {
-            a.status[sc] = kStatusBad;
-            a.unusable[sc] = 0;
-            a.floor[sc] = 0.0f;
-            if (a.counts)
-                atomicAdd(a.counts + kChannelCountBad, 1ull);
-        }
+        for (int c = 0; c < N; ++c)
+            order[c] = static_cast<std::uint8_t>(c);
+        for (int i = 0; i < N * N; ++i) // not read, but every output written
+            rout[i] = make_float2(0.0f, 0.0f);
+        for (int i = 0; i < N * B; ++i)
+            qh[i] = make_float2(0.0f, 0.0f);
+        if (a.counts)
+            atomicAdd(a.counts + kChannelCountBad, 1ull);
         return;
     }
     const double mean = total / N;
-    if (lane == 0)
-        a.floor[sc] = static_cast<float>(mean / mmse::kMaxSinr);
+    a.floor[sc] = static_cast<float>(mean / mmse::kMaxSinr);
     const double eps = mmse::kLoading * mean;
-    const unsigned usable =
-        (__ballot_sync(gm, row_lane && !(gd < mmse::kMinUserGain * strongest)) >> warp_base) &
-        ((1u << N) - 1u);
-    // P over the usable users (the others' rows and columns of the identity), row `lane`.
-    cdbl p[N];
+    unsigned usable = 0;
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+        if (!(g[u][u].x < mmse::kMinUserGain * strongest))
+            usable |= 1u << u;
+    // P over the usable users; the others' rows and columns of the identity.
+    cdbl p[N][N];
     {
-        const bool mine = row_lane && (usable >> lane & 1u);
-        cdbl loaded[N];
+        cdbl loaded[N][N];
 #pragma unroll
-        for (int j = 0; j < N; ++j) {
-            const bool both = mine && (usable >> j & 1u);
-            loaded[j] = both ? g[j] : cdbl{ row_lane && j == lane ? 1.0 : 0.0, 0.0 };
-            if (both && j == lane)
-                loaded[j].x += eps;
-            p[j] = { j == lane ? 1.0 : 0.0, 0.0 };
-        }
-#pragma unroll
-        for (int k = 0; k < N; ++k) {
-            cdbl pa[N], pi[N];
+        for (int i = 0; i < N; ++i)
 #pragma unroll
             for (int j = 0; j < N; ++j) {
-                pa[j] = bcast(loaded[j], k);
-                pi[j] = bcast(p[j], k);
+                const bool both = (usable >> i & 1u) && (usable >> j & 1u);
+                loaded[i][j] = both ? g[i][j] : cdbl{ i == j ? 1.0 : 0.0, 0.0 };
+                if (both && i == j)
+                    loaded[i][j].x += eps;
             }
-            const double ip = 1.0 / pa[k].x; // real: the pivots of an HPD matrix
-#pragma unroll
-            for (int j = 0; j < N; ++j) {
-                pa[j] = { pa[j].x * ip, pa[j].y * ip };
-                pi[j] = { pi[j].x * ip, pi[j].y * ip };
-            }
-            const cdbl f = loaded[k];
-#pragma unroll
-            for (int j = 0; j < N; ++j) {
-                loaded[j] = lane == k ? pa[j] : loaded[j] - mul(f, pa[j]);
-                p[j] = lane == k ? pi[j] : p[j] - mul(f, pi[j]);
-            }
-        }
+        invert_hpd<N>(loaded, p);
     }
     int column_user[N];
     unsigned left = usable, placed = 0;
@@ -171,53 +188,41 @@ __device__ void prepare_group(const SpherePrepareArgs& a,
     for (int t = 0; t < N; ++t) {
         int pick = -1;
         if (left) { // the top T levels take the largest noise amplification
-            const bool top = t < a.full_levels;
-            int cand = row_lane && (left >> lane & 1u);
-            double d = 0.0;
+            double best = 0.0;
 #pragma unroll
-            for (int j = 0; j < N; ++j)
-                if (j == lane)
-                    d = p[j].x;
-            int idx = lane;
-            // fsd.cc's scan in user order: the first of equal values wins.
-#pragma unroll
-            for (int m = W / 2; m >= 1; m /= 2) {
-                const double od = __shfl_xor_sync(gm, d, m, W);
-                const int oi = __shfl_xor_sync(gm, idx, m, W);
-                const int oc = __shfl_xor_sync(gm, cand, m, W);
-                const bool better =
-                    oc && (!cand || (top ? od > d : od < d) || (!(top ? d > od : d < od) && oi < idx));
-                if (better) {
-                    d = od;
-                    idx = oi;
-                    cand = oc;
+            for (int i = 0; i < N; ++i) {
+                if (!(left >> i & 1u))
+                    continue;
+                const double d = p[i][i].x;
+                if (pick < 0 || (t < a.full_levels ? d > best : d < best)) {
+                    pick = i;
+                    best = d;
                 }
             }
-            pick = __shfl_sync(gm, idx, 0, W);
             // The remaining users' P: the Schur complement that removes the pick.
-            left &= ~(1u << pick);
-            cdbl mine = { 0.0, 0.0 }; // P[lane][pick]
-#pragma unroll
-            for (int j = 0; j < N; ++j)
-                if (j == pick)
-                    mine = p[j];
             cdbl col[N];
             double pkk = 1.0;
 #pragma unroll
-            for (int j = 0; j < N; ++j) {
-                col[j] = bcast(mine, j);
-                if (j == pick)
-                    pkk = col[j].x;
-            }
-            const double inv_pkk = 1.0 / pkk;
-            if (row_lane && (left >> lane & 1u)) {
+            for (int i = 0; i < N; ++i) {
+                col[i] = { 0.0, 0.0 };
 #pragma unroll
-                for (int j = 0; j < N; ++j)
-                    if (left >> j & 1u) {
-                        const cdbl v = mul(mine, conj(col[j]));
-                        p[j] = { p[j].x - v.x * inv_pkk, p[j].y - v.y * inv_pkk };
+                for (int k = 0; k < N; ++k)
+                    if (k == pick) {
+                        col[i] = p[i][k];
+                        if (i == k)
+                            pkk = p[i][k].x;
                     }
             }
+            left &= ~(1u << pick);
+            const double inv_pkk = 1.0 / pkk;
+#pragma unroll
+            for (int i = 0; i < N; ++i)
+#pragma unroll
+                for (int j = 0; j < N; ++j)
+                    if ((left >> i & 1u) && (left >> j & 1u)) {
+                        const cdbl v = mul(col[i], conj(col[j]));
+                        p[i][j] = { p[i][j].x - v.x * inv_pkk, p[i][j].y - v.y * inv_pkk };
+                    }
         } else { // unusable users at the bottom, in their order
 #pragma unroll
             for (int i = N - 1; i >= 0; --i)
@@ -227,102 +232,59 @@ __device__ void prepare_group(const SpherePrepareArgs& a,
         placed |= 1u << pick;
         column_user[N - 1 - t] = pick;
     }
-    // Row `lane` of G_p = G[column_user[lane]][column_user[j]], through rd (shared memory:
-    // selects over indexed registers went to local memory).
-    cdbl gp[N];
-    if (row_lane)
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-            rd[lane * N + j] = g[j];
-    __syncwarp(gm);
+    // G_p = G permuted to the columns' users, gathered by selects (no indexed registers).
+    cdbl gp[N][N], r[N][N];
     {
-        int src = 0;
+        cdbl rows[N][N];
 #pragma unroll
-        for (int c = 0; c < N; ++c)
-            if (c == lane)
-                src = column_user[c];
+        for (int i = 0; i < N; ++i)
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-            gp[j] = row_lane ? rd[src * N + column_user[j]] : cdbl{ 0.0, 0.0 };
+            for (int j = 0; j < N; ++j) {
+                rows[i][j] = { 0.0, 0.0 };
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    if (k == column_user[i])
+                        rows[i][j] = g[k][j];
+            }
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+#pragma unroll
+            for (int j = 0; j < N; ++j) {
+                gp[i][j] = { 0.0, 0.0 };
+#pragma unroll
+                for (int k = 0; k < N; ++k)
+                    if (k == column_user[j])
+                        gp[i][j] = rows[i][k];
+            }
     }
-    __syncwarp(gm); // rd holds R next
-    /* Row `lane` of the upper R with G_p = R^H R, and the smallest pivot (<= 0: not
-     * positive definite; later pivots then 1). Step k: row k of R from the updated row
-     * k, broadcast; the rows below subtract its outer product. */
-    cdbl r[N];
-    auto cholesky = [&]() {
-        cdbl w[N];
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-            w[j] = gp[j];
-            r[j] = { 0.0, 0.0 };
-        }
-        double smallest = 1e300;
-        bool ok = true;
-#pragma unroll
-        for (int k = 0; k < N; ++k) {
-            const double d = __shfl_sync(gm, w[k].x, k, W);
-            if (ok)
-                smallest = fmin(smallest, d);
-            ok = ok && d > 0.0;
-            const double rkk = ok ? sqrt(d) : 1.0;
-            cdbl rk[N];
-            cdbl rk_lane = { 0.0, 0.0 }; // R[k][lane]
-#pragma unroll
-            for (int j = k; j < N; ++j) {
-                const cdbl v = bcast(w[j], k);
-                rk[j] = j == k ? cdbl{ rkk, 0.0 } : cdbl{ v.x / rkk, v.y / rkk };
-                if (j == lane)
-                    rk_lane = rk[j];
-            }
-            if (lane == k) {
-#pragma unroll
-                for (int j = k; j < N; ++j)
-                    r[j] = rk[j];
-            } else if (lane > k) {
-#pragma unroll
-                for (int j = k + 1; j < N; ++j)
-                    if (j >= lane)
-                        w[j] = w[j] - mul(conj(rk_lane), rk[j]);
-            }
-        }
-        return smallest;
-    };
     bool regularized = false;
-    if (cholesky() < mmse::kMinPivotRatio * strongest) {
+    if (cholesky_upper<N>(gp, r) < mmse::kMinPivotRatio * strongest) {
 #pragma unroll
-        for (int j = 0; j < N; ++j)
-            if (j == lane)
-                gp[j].x += mmse::kLoading * mean;
-        cholesky();
+        for (int i = 0; i < N; ++i)
+            gp[i][i].x += mmse::kLoading * mean;
+        cholesky_upper<N>(gp, r);
         regularized = true;
     }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            rout[i * N + j] = make_float2(static_cast<float>(r[i][j].x),
+                                          static_cast<float>(i == j ? 1.0 / r[i][i].x
+                                                                    : r[i][j].y));
     int dead_count = 0;
 #pragma unroll
-    for (int c = 0; c < N; ++c)
-        dead_count += (usable >> column_user[c] & 1u) ? 0 : 1;
-    if (row_lane) {
-        std::uint8_t user = 0;
-#pragma unroll
-        for (int c = 0; c < N; ++c)
-            if (c == lane)
-                user = static_cast<std::uint8_t>(column_user[c]);
-        order[lane] = static_cast<std::uint8_t>(user | ((usable >> user & 1u) ? 0 : kSphereUnusable));
-#pragma unroll
-        for (int j = 0; j < N; ++j) {
-            rd[lane * N + j] = r[j];
-            rout[lane * N + j] =
-                make_float2(static_cast<float>(r[j].x),
-                            static_cast<float>(j == lane ? 1.0 / r[j].x : r[j].y));
-        }
+    for (int c = 0; c < N; ++c) {
+        const bool d = !(usable >> column_user[c] & 1u);
+        dead_count += d ? 1 : 0;
+        order[c] = static_cast<std::uint8_t>(column_user[c] | (d ? kSphereUnusable : 0));
     }
-    __syncwarp(gm);
-    // Q^H = R^-H H_p^H, column b by forward substitution, a column per lane.
+    // Q^H = R^-H H_p^H, column b by forward substitution.
     double inv_diag[N];
 #pragma unroll
     for (int c = 0; c < N; ++c)
-        inv_diag[c] = 1.0 / rd[c * N + c].x;
-    for (int b = lane; b < B; b += W) {
+        inv_diag[c] = 1.0 / r[c][c].x;
+    for (int b = 0; b < B; ++b) {
         cdbl x[N];
 #pragma unroll
         for (int c = 0; c < N; ++c) {
@@ -330,100 +292,73 @@ __device__ void prepare_group(const SpherePrepareArgs& a,
             cdbl acc = { v.x, -v.y };
 #pragma unroll
             for (int k = 0; k < c; ++k)
-                acc = acc - mul(conj(rd[k * N + c]), x[k]);
+                acc = acc - mul(conj(r[k][c]), x[k]);
             x[c] = { acc.x * inv_diag[c], acc.y * inv_diag[c] };
             qh[c * B + b] = make_float2(static_cast<float>(x[c].x), static_cast<float>(x[c].y));
         }
     }
-    if (lane == 0) {
-        a.status[sc] = regularized ? kStatusRegularized : kStatusOk;
-        a.unusable[sc] = static_cast<std::uint8_t>(dead_count);
-        if (a.counts) {
-            if (regularized)
-                atomicAdd(a.counts + kChannelCountRegularized, 1ull);
-            if (dead_count)
-                atomicAdd(a.counts + kChannelCountUnusableUsers,
-                          static_cast<unsigned long long>(dead_count));
-        }
+    a.status[sc] = regularized ? kStatusRegularized : kStatusOk;
+    a.unusable[sc] = static_cast<std::uint8_t>(dead_count);
+    if (a.counts) {
+        if (regularized)
+            atomicAdd(a.counts + kChannelCountRegularized, 1ull);
+        if (dead_count)
+            atomicAdd(a.counts + kChannelCountUnusableUsers,
+                      static_cast<unsigned long long>(dead_count));
     }
 }
 
-constexpr int kPrepareThreads = 128;
-constexpr size_t kMaxPrepareBytes = 48 * 1024;
+constexpr int kPrepareThreads = 32;
 
-/* Shared memory per subcarrier: R in float64 for Q^H, and when staged, H, R and Q^H, each
- * padded by one element so that the groups of a warp fall in different banks. */
-constexpr size_t prepare_bytes(int antennas, int users, bool staged)
+//! Shared memory of the staged prepare kernel; more than kMaxStagedBytes: read directly.
+constexpr size_t staged_bytes(int antennas, int users)
 {
-    return static_cast<size_t>(users) * users * sizeof(cdbl) +
-           (staged ? (2 * (antennas * users + 1) + users * users + 1) * sizeof(float2) : 0);
+    return static_cast<size_t>(kPrepareThreads) *
+           (2 * antennas * users + users * users + 3) * sizeof(float2);
 }
+constexpr size_t kMaxStagedBytes = 48 * 1024;
 
-/* A block prepares `per_block` subcarriers, W lanes each. A group's H, R and Q^H are
- * contiguous, so the groups of a warp stride by whole matrices; staged, the block moves
- * them through shared memory in coalesced runs instead. */
+/* One thread per subcarrier. A thread's H, R and Q^H are contiguous, so a warp's direct
+ * accesses stride by whole matrices; staged, the block moves them through shared memory
+ * in coalesced runs instead. */
 template <int N, bool Staged>
-__global__ void __launch_bounds__(kPrepareThreads) prepare_sphere_kernel(SpherePrepareArgs a,
-                                                                         int per_block)
+__global__ void __launch_bounds__(kPrepareThreads) prepare_sphere_kernel(SpherePrepareArgs a)
 {
-    constexpr int W = prepare_lanes<N>();
-    const int B = a.num_antennas, hn = B * N, rn = N * N, hs = hn + 1, rs = rn + 1;
-    const int first = blockIdx.x * per_block;
-    const int count = min(per_block, a.num_subcarriers - first);
-    const int slot = threadIdx.x / W, lane = threadIdx.x % W;
-    extern __shared__ double2 prepare_smem[];
-    cdbl* s_rd = reinterpret_cast<cdbl*>(prepare_smem);
-    float2* s_h = reinterpret_cast<float2*>(s_rd + per_block * rn);
-    float2* s_r = s_h + per_block * hs;
-    float2* s_q = s_r + per_block * rs;
-    const size_t base = static_cast<size_t>(first);
-    if constexpr (Staged) {
+    const int B = a.num_antennas, hn = B * N, rn = N * N;
+    const int first = blockIdx.x * kPrepareThreads;
+    const int count = min(kPrepareThreads, a.num_subcarriers - first);
+    const int sc = first + static_cast<int>(threadIdx.x);
+    if constexpr (!Staged) {
+        if (sc < a.num_subcarriers)
+            prepare_one<N>(a,
+                           sc,
+                           a.h + static_cast<size_t>(sc) * hn,
+                           a.r + static_cast<size_t>(sc) * rn,
+                           a.qh + static_cast<size_t>(sc) * hn);
+    } else {
+        // Each thread's matrices padded by one element, so that a warp's accesses to its
+        // threads' element e fall in different banks.
+        extern __shared__ float2 tile[];
+        const int hs = hn + 1, rs = rn + 1;
+        float2* s_h = tile;
+        float2* s_r = s_h + kPrepareThreads * hs;
+        float2* s_q = s_r + kPrepareThreads * rs;
+        const size_t base = static_cast<size_t>(first);
 #pragma unroll 4
-        for (int i = threadIdx.x; i < count * hn; i += blockDim.x)
+        for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
             s_h[i / hn * hs + i % hn] = a.h[base * hn + i];
         __syncthreads();
-    }
-    if (slot < count) {
-        const int warp_lane = threadIdx.x % 32, warp_base = warp_lane & ~(W - 1);
-        const unsigned gm = (W == 32 ? ~0u : (1u << W) - 1u) << warp_base;
-        const int sc = first + slot;
-        if constexpr (Staged)
-            prepare_group<N, W>(a, sc, lane, gm, warp_base, s_h + slot * hs, s_r + slot * rs,
-                                s_q + slot * hs, s_rd + slot * rn);
-        else
-            prepare_group<N, W>(a, sc, lane, gm, warp_base, a.h + (base + slot) * hn,
-                                a.r + (base + slot) * rn, a.qh + (base + slot) * hn,
-                                s_rd + slot * rn);
-    }
-    if constexpr (Staged) {
+        if (static_cast<int>(threadIdx.x) < count)
+            prepare_one<N>(
+                a, sc, s_h + threadIdx.x * hs, s_r + threadIdx.x * rs, s_q + threadIdx.x * hs);
         __syncthreads();
 #pragma unroll 4
-        for (int i = threadIdx.x; i < count * rn; i += blockDim.x)
+        for (int i = threadIdx.x; i < count * rn; i += kPrepareThreads)
             a.r[base * rn + i] = s_r[i / rn * rs + i % rn];
 #pragma unroll 4
-        for (int i = threadIdx.x; i < count * hn; i += blockDim.x)
+        for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
             a.qh[base * hn + i] = s_q[i / hn * hs + i % hn];
     }
-}
-
-template <int N>
-void launch_prepare_for(const SpherePrepareArgs& args, cudaStream_t stream)
-{
-    constexpr int W = prepare_lanes<N>();
-    const int B = args.num_antennas;
-    // As many subcarriers per block as fit staged; with too many antennas, read directly.
-    int per_block = kPrepareThreads / W;
-    while (per_block > 1 && per_block * prepare_bytes(B, N, true) > kMaxPrepareBytes)
-        per_block /= 2;
-    const bool staged = per_block * prepare_bytes(B, N, true) <= kMaxPrepareBytes;
-    if (!staged)
-        per_block = kPrepareThreads / W;
-    const size_t bytes = per_block * prepare_bytes(B, N, staged);
-    const int blocks = (args.num_subcarriers + per_block - 1) / per_block;
-    if (staged)
-        prepare_sphere_kernel<N, true><<<blocks, per_block * W, bytes, stream>>>(args, per_block);
-    else
-        prepare_sphere_kernel<N, false><<<blocks, per_block * W, bytes, stream>>>(args, per_block);
 }
 
 __device__ __forceinline__ float2 cmul(float2 a, float2 b)
@@ -1080,10 +1015,18 @@ bool launch_grouped(const SphereDetectArgs& a, cudaStream_t stream)
 
 void launch_prepare_sphere(const SpherePrepareArgs& args, cudaStream_t stream)
 {
+    // Few threads per block: a slot of LTE is 72-1200 subcarriers, one thread each, and
+    // spread over many SMs they finish sooner.
+    const int blocks = (args.num_subcarriers + kPrepareThreads - 1) / kPrepareThreads;
+    const size_t bytes = staged_bytes(args.num_antennas, args.num_users);
+    const bool staged = bytes <= kMaxStagedBytes;
     switch (args.num_users) {
-#define MIMODET_PREPARE_CASE(n)                                                   \
-    case n:                                                                      \
-        launch_prepare_for<n>(args, stream);                                     \
+#define MIMODET_PREPARE_CASE(n)                                                              \
+    case n:                                                                                 \
+        if (staged)                                                                         \
+            prepare_sphere_kernel<n, true><<<blocks, kPrepareThreads, bytes, stream>>>(args); \
+        else                                                                                \
+            prepare_sphere_kernel<n, false><<<blocks, kPrepareThreads, 0, stream>>>(args);  \
         break;
         MIMODET_PREPARE_CASE(1)
         MIMODET_PREPARE_CASE(2)
