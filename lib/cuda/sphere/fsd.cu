@@ -40,74 +40,81 @@ __device__ __forceinline__ cdbl mul(cdbl a, cdbl b)
 __device__ __forceinline__ cdbl conj(cdbl a) { return { a.x, -a.y }; }
 __device__ __forceinline__ double norm2(cdbl a) { return a.x * a.x + a.y * a.y; }
 
-/*! Upper R with G = R^H R; the smallest pivot (<= 0: not positive definite, R not
- * usable). N is compile-time so that G and R stay in registers. */
+/*! row[idx] for a run-time idx. By bit masks: a chain of `if (k == idx)` selects is turned
+ * into an indexed array, which puts the whole matrix in local memory. */
 template <int N>
-__device__ double cholesky_upper(const cdbl (&g)[N][N], cdbl (&r)[N][N])
+__device__ __forceinline__ cdbl element(const cdbl (&row)[N], int idx)
+{
+    long long x = 0, y = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+        const long long m = -static_cast<long long>(k == idx);
+        x |= __double_as_longlong(row[k].x) & m;
+        y |= __double_as_longlong(row[k].y) & m;
+    }
+    return { __longlong_as_double(x), __longlong_as_double(y) };
+}
+
+/*! In place, the upper R with G = R^H R from G's upper triangle (the lower one is left
+ * as it was); returns the smallest pivot (<= 0: not positive definite, R not usable;
+ * later pivots are then 1). N is compile-time so that the matrix stays in registers. */
+template <int N>
+__device__ double cholesky_upper(cdbl (&a)[N][N])
 {
     double smallest = 1e300;
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-            r[i][j] = { 0.0, 0.0 };
     bool ok = true;
 #pragma unroll
     for (int c = 0; c < N; ++c) {
 #pragma unroll
         for (int i = 0; i < c; ++i) {
-            cdbl v = g[i][c];
+            cdbl v = a[i][c];
 #pragma unroll
             for (int k = 0; k < i; ++k)
-                v = v - mul(conj(r[k][i]), r[k][c]);
-            r[i][c] = { v.x / r[i][i].x, v.y / r[i][i].x };
+                v = v - mul(conj(a[k][i]), a[k][c]);
+            a[i][c] = { v.x / a[i][i].x, v.y / a[i][i].x };
         }
-        double d = g[c][c].x;
+        double d = a[c][c].x;
 #pragma unroll
         for (int k = 0; k < c; ++k)
-            d -= norm2(r[k][c]);
+            d -= norm2(a[k][c]);
         if (ok)
             smallest = fmin(smallest, d);
         ok = ok && d > 0.0;
-        r[c][c] = { ok ? sqrt(d) : 1.0, 0.0 };
+        a[c][c] = { ok ? sqrt(d) : 1.0, 0.0 };
     }
     return smallest;
 }
 
-//! The inverse of a Hermitian positive definite matrix (Gauss-Jordan without pivoting).
+//! In place, the inverse of a Hermitian positive definite matrix (Gauss-Jordan without
+//! pivoting, each eliminated column's slot taking the inverse's column).
 template <int N>
-__device__ void invert_hpd(cdbl (&a)[N][N], cdbl (&inv)[N][N])
+__device__ void invert_hpd(cdbl (&a)[N][N])
 {
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-            inv[i][j] = { i == j ? 1.0 : 0.0, 0.0 };
 #pragma unroll
     for (int p = 0; p < N; ++p) {
         const double ip = 1.0 / a[p][p].x; // real: the pivots of an HPD matrix
+        a[p][p] = { 1.0, 0.0 };
 #pragma unroll
-        for (int j = 0; j < N; ++j) {
+        for (int j = 0; j < N; ++j)
             a[p][j] = { a[p][j].x * ip, a[p][j].y * ip };
-            inv[p][j] = { inv[p][j].x * ip, inv[p][j].y * ip };
-        }
 #pragma unroll
         for (int i = 0; i < N; ++i) {
             if (i == p)
                 continue;
             const cdbl f = a[i][p];
+            a[i][p] = { 0.0, 0.0 };
 #pragma unroll
-            for (int j = 0; j < N; ++j) {
+            for (int j = 0; j < N; ++j)
                 a[i][j] = a[i][j] - mul(f, a[p][j]);
-                inv[i][j] = inv[i][j] - mul(f, inv[p][j]);
-            }
         }
     }
 }
 
 /* One thread per subcarrier, mirroring fsd.cc's prepare_fsd_channel: the ordering from
  * P = (G + eps I)^-1 over the usable users, each pick removed from P by its Schur
- * complement; then the Cholesky factor of the ordered Gram matrix and Q^H. */
+ * complement; then the Cholesky factor of the ordered Gram matrix and Q^H. One matrix
+ * in registers at a time (G becomes P in place; G_p is formed again from H): with G, P
+ * and G_p together the thread held 130-210 registers or put matrices in local memory. */
 template <int N>
 __device__ void prepare_one(const SpherePrepareArgs& a,
                             int sc,
@@ -117,12 +124,12 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
 {
     const int B = a.num_antennas;
     bool finite = true;
-    cdbl g[N][N];
+    cdbl m[N][N]; // G, then P, then G_p and R
 #pragma unroll
     for (int i = 0; i < N; ++i)
 #pragma unroll
         for (int j = 0; j < N; ++j)
-            g[i][j] = { 0.0, 0.0 };
+            m[i][j] = { 0.0, 0.0 };
     for (int b = 0; b < B; ++b) {
         cdbl row[N];
 #pragma unroll
@@ -134,14 +141,19 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
 #pragma unroll
         for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int j = 0; j < N; ++j)
-                g[i][j] = g[i][j] + mul(conj(row[i]), row[j]);
+            for (int j = i; j < N; ++j)
+                m[i][j] = m[i][j] + mul(conj(row[i]), row[j]);
     }
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int j = 0; j < i; ++j)
+            m[i][j] = conj(m[j][i]);
     double strongest = 0.0, total = 0.0;
 #pragma unroll
     for (int u = 0; u < N; ++u) {
-        strongest = fmax(strongest, g[u][u].x);
-        total += g[u][u].x;
+        strongest = fmax(strongest, m[u][u].x);
+        total += m[u][u].x;
     }
     std::uint8_t* order = a.order + static_cast<size_t>(sc) * N;
     if (!finite || !(strongest > 0.0)) {
@@ -165,23 +177,20 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
     unsigned usable = 0;
 #pragma unroll
     for (int u = 0; u < N; ++u)
-        if (!(g[u][u].x < mmse::kMinUserGain * strongest))
+        if (!(m[u][u].x < mmse::kMinUserGain * strongest))
             usable |= 1u << u;
     // P over the usable users; the others' rows and columns of the identity.
-    cdbl p[N][N];
-    {
-        cdbl loaded[N][N];
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+    for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int j = 0; j < N; ++j) {
-                const bool both = (usable >> i & 1u) && (usable >> j & 1u);
-                loaded[i][j] = both ? g[i][j] : cdbl{ i == j ? 1.0 : 0.0, 0.0 };
-                if (both && i == j)
-                    loaded[i][j].x += eps;
-            }
-        invert_hpd<N>(loaded, p);
-    }
+        for (int j = 0; j < N; ++j) {
+            const bool both = (usable >> i & 1u) && (usable >> j & 1u);
+            if (!both)
+                m[i][j] = { i == j ? 1.0 : 0.0, 0.0 };
+            else if (i == j)
+                m[i][j].x += eps;
+        }
+    invert_hpd<N>(m);
     int column_user[N];
     unsigned left = usable, placed = 0;
 #pragma unroll
@@ -193,7 +202,7 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
             for (int i = 0; i < N; ++i) {
                 if (!(left >> i & 1u))
                     continue;
-                const double d = p[i][i].x;
+                const double d = m[i][i].x;
                 if (pick < 0 || (t < a.full_levels ? d > best : d < best)) {
                     pick = i;
                     best = d;
@@ -201,27 +210,18 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
             }
             // The remaining users' P: the Schur complement that removes the pick.
             cdbl col[N];
-            double pkk = 1.0;
 #pragma unroll
-            for (int i = 0; i < N; ++i) {
-                col[i] = { 0.0, 0.0 };
-#pragma unroll
-                for (int k = 0; k < N; ++k)
-                    if (k == pick) {
-                        col[i] = p[i][k];
-                        if (i == k)
-                            pkk = p[i][k].x;
-                    }
-            }
+            for (int i = 0; i < N; ++i)
+                col[i] = element<N>(m[i], pick);
+            const double inv_pkk = 1.0 / element<N>(col, pick).x;
             left &= ~(1u << pick);
-            const double inv_pkk = 1.0 / pkk;
 #pragma unroll
             for (int i = 0; i < N; ++i)
 #pragma unroll
                 for (int j = 0; j < N; ++j)
                     if ((left >> i & 1u) && (left >> j & 1u)) {
                         const cdbl v = mul(col[i], conj(col[j]));
-                        p[i][j] = { p[i][j].x - v.x * inv_pkk, p[i][j].y - v.y * inv_pkk };
+                        m[i][j] = { m[i][j].x - v.x * inv_pkk, m[i][j].y - v.y * inv_pkk };
                     }
         } else { // unusable users at the bottom, in their order
 #pragma unroll
@@ -232,46 +232,43 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
         placed |= 1u << pick;
         column_user[N - 1 - t] = pick;
     }
-    // G_p = G permuted to the columns' users, gathered by selects (no indexed registers).
-    cdbl gp[N][N], r[N][N];
-    {
-        cdbl rows[N][N];
+    // The upper triangle of G_p, G of the columns' users, from H (indexed memory, not
+    // indexed registers); loaded and formed again if a pivot is too small.
+    auto form_gp = [&](double loading) {
 #pragma unroll
         for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int j = 0; j < N; ++j) {
-                rows[i][j] = { 0.0, 0.0 };
+            for (int j = i; j < N; ++j)
+                m[i][j] = { i == j ? loading : 0.0, 0.0 };
+        for (int b = 0; b < B; ++b) {
+            cdbl row[N];
 #pragma unroll
-                for (int k = 0; k < N; ++k)
-                    if (k == column_user[i])
-                        rows[i][j] = g[k][j];
+            for (int i = 0; i < N; ++i) {
+                const float2 v = h[b * N + column_user[i]];
+                row[i] = { v.x, v.y };
             }
 #pragma unroll
-        for (int i = 0; i < N; ++i)
+            for (int i = 0; i < N; ++i)
 #pragma unroll
-            for (int j = 0; j < N; ++j) {
-                gp[i][j] = { 0.0, 0.0 };
-#pragma unroll
-                for (int k = 0; k < N; ++k)
-                    if (k == column_user[j])
-                        gp[i][j] = rows[i][k];
-            }
-    }
+                for (int j = i; j < N; ++j)
+                    m[i][j] = m[i][j] + mul(conj(row[i]), row[j]);
+        }
+    };
+    form_gp(0.0);
     bool regularized = false;
-    if (cholesky_upper<N>(gp, r) < mmse::kMinPivotRatio * strongest) {
-#pragma unroll
-        for (int i = 0; i < N; ++i)
-            gp[i][i].x += mmse::kLoading * mean;
-        cholesky_upper<N>(gp, r);
+    if (cholesky_upper<N>(m) < mmse::kMinPivotRatio * strongest) {
+        form_gp(mmse::kLoading * mean);
+        cholesky_upper<N>(m);
         regularized = true;
     }
 #pragma unroll
     for (int i = 0; i < N; ++i)
 #pragma unroll
         for (int j = 0; j < N; ++j)
-            rout[i * N + j] = make_float2(static_cast<float>(r[i][j].x),
-                                          static_cast<float>(i == j ? 1.0 / r[i][i].x
-                                                                    : r[i][j].y));
+            rout[i * N + j] =
+                j < i ? make_float2(0.0f, 0.0f)
+                      : make_float2(static_cast<float>(m[i][j].x),
+                                    static_cast<float>(i == j ? 1.0 / m[i][i].x : m[i][j].y));
     int dead_count = 0;
 #pragma unroll
     for (int c = 0; c < N; ++c) {
@@ -283,7 +280,7 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
     double inv_diag[N];
 #pragma unroll
     for (int c = 0; c < N; ++c)
-        inv_diag[c] = 1.0 / r[c][c].x;
+        inv_diag[c] = 1.0 / m[c][c].x;
     for (int b = 0; b < B; ++b) {
         cdbl x[N];
 #pragma unroll
@@ -292,7 +289,7 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
             cdbl acc = { v.x, -v.y };
 #pragma unroll
             for (int k = 0; k < c; ++k)
-                acc = acc - mul(conj(r[k][c]), x[k]);
+                acc = acc - mul(conj(m[k][c]), x[k]);
             x[c] = { acc.x * inv_diag[c], acc.y * inv_diag[c] };
             qh[c * B + b] = make_float2(static_cast<float>(x[c].x), static_cast<float>(x[c].y));
         }
@@ -586,8 +583,10 @@ __device__ __forceinline__ void keep_first(float& d, int& i, float od, int oi)
 
 //! 1.5 * 2^23: a float in [0, 2^22) plus it is rounded to an integer in the low mantissa.
 constexpr float kRound = 12582912.0f;
+//! What the grouped kernel's completion keeps of a sliced column.
+enum : int { kLabels, kCells, kDistanceOnly };
 
-template <int N, int Q, int G, int P, bool Soft>
+template <int N, int Q, int G, int P, bool Soft, bool OneTop>
 __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(SphereDetectArgs a)
 {
     constexpr int M = 1 << Q, L = 1 << (Q / 2), NQ = N * Q;
@@ -713,10 +712,12 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         for (int c = 0; c < N; ++c)
             rot[c] = make_float2(__shfl_sync(mask, acc.x, c, G), __shfl_sync(mask, acc.y, c, G));
     }
-    const int T = min(a.full_levels, N);
+    // One fully expanded level (the default for 2-4 users) known at compile time.
+    const int T = OneTop ? 1 : min(a.full_levels, N);
     /* fsd.cc's complete_by_sic on a path packed 8 bits per column: the columns of the top
      * `from` levels (point labels) as they are, the others sliced per axis by float
-     * arithmetic; the sliced columns get point labels (Labels) or grid cells i L + q. */
+     * arithmetic; the sliced columns get point labels (as_labels), grid cells i L + q
+     * (as_cells) or nothing (distance_only: the path is not kept). */
     auto complete = [&](int from, unsigned& packed, auto labels) -> float {
         float2 x[N];
         float distance = 0.0f;
@@ -736,18 +737,22 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 const float ri = zi + kRound, rq = zq + kRound;
                 x[c] = make_float2(fmaf(ri - kRound, two_step, origin),
                                    fmaf(rq - kRound, two_step, origin));
-                const unsigned cell = static_cast<unsigned>(__float_as_int(ri) - __float_as_int(kRound)) * L +
-                                      static_cast<unsigned>(__float_as_int(rq) - __float_as_int(kRound));
-                const unsigned v = decltype(labels)::value ? s_grid[cell] : cell;
-                packed = (packed & ~(0xffu << (8 * c))) | (v << (8 * c));
+                if constexpr (decltype(labels)::value != kDistanceOnly) {
+                    const unsigned cell =
+                        static_cast<unsigned>(__float_as_int(ri) - __float_as_int(kRound)) * L +
+                        static_cast<unsigned>(__float_as_int(rq) - __float_as_int(kRound));
+                    const unsigned v = decltype(labels)::value == kLabels ? s_grid[cell] : cell;
+                    packed = (packed & ~(0xffu << (8 * c))) | (v << (8 * c));
+                }
             }
             const float ex = rest.x - rcc[c] * x[c].x, ey = rest.y - rcc[c] * x[c].y;
             distance += ex * ex + ey * ey;
         }
         return distance;
     };
-    using as_labels = std::true_type;
-    using as_cells = std::false_type;
+    using as_labels = std::integral_constant<int, kLabels>;
+    using as_cells = std::integral_constant<int, kCells>;
+    using distance_only = std::integral_constant<int, kDistanceOnly>;
     // Branch idx's labels of the fully expanded levels (column N-1 the lowest digit).
     auto top_labels = [&](int idx) {
         unsigned packed = 0;
@@ -764,25 +769,24 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     };
 
     if constexpr (!Soft) {
+        // Distances only in the search; the best branch's path is formed once after it.
         const int combos = 1 << (Q * T);
         float best_d = INFINITY;
         int best_i = -1;
-        unsigned best_p = 0;
         for (int idx = lane; idx < combos; idx += G) {
             unsigned p = top_labels(idx);
-            const float d = complete(T, p, as_cells());
+            const float d = complete(T, p, distance_only());
             if (best_i < 0 || d < best_d) {
                 best_d = d;
                 best_i = idx;
-                best_p = p;
             }
         }
 #pragma unroll
         for (int m = G / 2; m >= 1; m /= 2)
             keep_first(best_d, best_i, __shfl_xor_sync(mask, best_d, m, G),
                        __shfl_xor_sync(mask, best_i, m, G));
-        if (G > 1)
-            best_p = __shfl_sync(mask, best_p, best_i & (G - 1), G);
+        unsigned best_p = top_labels(best_i);
+        complete(T, best_p, as_cells());
         auto label = [&](int c) { // the top levels' point labels, the others' grid cells
             const unsigned v = (best_p >> (8 * c)) & 0xffu;
             return N - 1 - c < T ? v : static_cast<unsigned>(s_grid[v]);
@@ -969,7 +973,11 @@ void launch_grouped_kernel(const SphereDetectArgs& a, cudaStream_t stream)
     constexpr int G = group_size<Q, Soft>(), P = Soft ? (1 << Q) / G : 1;
     const size_t threads = a.num_symbols * static_cast<size_t>(a.num_subcarriers) * G;
     const unsigned blocks = static_cast<unsigned>((threads + kGroupThreads - 1) / kGroupThreads);
-    detect_sphere_grouped_kernel<N, Q, G, P, Soft><<<blocks, kGroupThreads, 0, stream>>>(a);
+    // The SFSD has one fully expanded level always (grouped_supported).
+    if (Soft || std::min(a.full_levels, N) == 1)
+        detect_sphere_grouped_kernel<N, Q, G, P, Soft, true><<<blocks, kGroupThreads, 0, stream>>>(a);
+    else if constexpr (!Soft)
+        detect_sphere_grouped_kernel<N, Q, G, P, Soft, false><<<blocks, kGroupThreads, 0, stream>>>(a);
 }
 
 template <int N, int Q>
