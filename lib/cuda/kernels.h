@@ -114,8 +114,8 @@ void find_sphere_grid(SpherePoints& points);
 struct SpherePrepareArgs {
     const float2* h;
     int num_subcarriers, num_antennas, num_users, full_levels;
-    float2* r;              //!< [N_sc][U][U] upper triangular, imag(R_cc) = 1 / R_cc
-    float2* qh;             //!< [N_sc][U][B] Q^H
+    float2* r;              //!< [U][U][N_sc] upper triangular, imag(R_cc) = 1 / R_cc
+    float2* qh;             //!< [U][B][N_sc] Q^H (element-major: a warp's reads coalesce)
     std::uint8_t* order;    //!< [N_sc][U] user of column c, | kSphereUnusable
     float* floor;           //!< [N_sc] smallest N0 of the LLRs
     std::uint8_t* status;   //!< [N_sc] as launch_prepare's
@@ -128,8 +128,8 @@ struct SphereDetectArgs {
     std::size_t num_symbols;
     int num_subcarriers, num_antennas, num_users;
     int full_levels, list_paths; //!< list_paths 0: the hard FSD
-    const float2* r;
-    const float2* qh;
+    const float2* r;  //!< as SpherePrepareArgs::r, element-major
+    const float2* qh; //!< as SpherePrepareArgs::qh
     const std::uint8_t* order;
     const float* floor;
     const std::uint8_t* status;

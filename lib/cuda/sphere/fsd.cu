@@ -119,8 +119,9 @@ template <int N>
 __device__ void prepare_one(const SpherePrepareArgs& a,
                             int sc,
                             const float2* h, // [B][N] of subcarrier sc
-                            float2* rout,    // [N][N]
-                            float2* qh)      // [N][B]
+                            float2* rout,    // [N][N] of sc, elements `stride` apart
+                            float2* qh,      // [N][B] of sc, elements `stride` apart
+                            size_t stride)
 {
     const int B = a.num_antennas;
     bool finite = true;
@@ -164,9 +165,9 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
         for (int c = 0; c < N; ++c)
             order[c] = static_cast<std::uint8_t>(c);
         for (int i = 0; i < N * N; ++i) // not read, but every output written
-            rout[i] = make_float2(0.0f, 0.0f);
+            rout[i * stride] = make_float2(0.0f, 0.0f);
         for (int i = 0; i < N * B; ++i)
-            qh[i] = make_float2(0.0f, 0.0f);
+            qh[i * stride] = make_float2(0.0f, 0.0f);
         if (a.counts)
             atomicAdd(a.counts + kChannelCountBad, 1ull);
         return;
@@ -265,7 +266,7 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
     for (int i = 0; i < N; ++i)
 #pragma unroll
         for (int j = 0; j < N; ++j)
-            rout[i * N + j] =
+            rout[(i * N + j) * stride] =
                 j < i ? make_float2(0.0f, 0.0f)
                       : make_float2(static_cast<float>(m[i][j].x),
                                     static_cast<float>(i == j ? 1.0 / m[i][i].x : m[i][j].y));
@@ -291,7 +292,8 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
             for (int k = 0; k < c; ++k)
                 acc = acc - mul(conj(m[k][c]), x[k]);
             x[c] = { acc.x * inv_diag[c], acc.y * inv_diag[c] };
-            qh[c * B + b] = make_float2(static_cast<float>(x[c].x), static_cast<float>(x[c].y));
+            qh[(c * B + b) * stride] =
+                make_float2(static_cast<float>(x[c].x), static_cast<float>(x[c].y));
         }
     }
     a.status[sc] = regularized ? kStatusRegularized : kStatusOk;
@@ -310,52 +312,37 @@ constexpr int kPrepareThreads = 32;
 //! Shared memory of the staged prepare kernel; more than kMaxStagedBytes: read directly.
 constexpr size_t staged_bytes(int antennas, int users)
 {
-    return static_cast<size_t>(kPrepareThreads) *
-           (2 * antennas * users + users * users + 3) * sizeof(float2);
+    return static_cast<size_t>(kPrepareThreads) * (antennas * users + 1) * sizeof(float2);
 }
 constexpr size_t kMaxStagedBytes = 48 * 1024;
 
-/* One thread per subcarrier. A thread's H, R and Q^H are contiguous, so a warp's direct
- * accesses stride by whole matrices; staged, the block moves them through shared memory
- * in coalesced runs instead. */
+/* One thread per subcarrier. R and Q^H are stored element-major ([e][N_sc]), so that the
+ * threads of a warp, consecutive subcarriers, write and read each element in one run. A
+ * thread's H is contiguous, so a warp's direct reads stride by whole matrices; staged, the
+ * block moves them through shared memory in coalesced runs instead. */
 template <int N, bool Staged>
 __global__ void __launch_bounds__(kPrepareThreads) prepare_sphere_kernel(SpherePrepareArgs a)
 {
-    const int B = a.num_antennas, hn = B * N, rn = N * N;
+    const int B = a.num_antennas, hn = B * N;
     const int first = blockIdx.x * kPrepareThreads;
     const int count = min(kPrepareThreads, a.num_subcarriers - first);
     const int sc = first + static_cast<int>(threadIdx.x);
-    if constexpr (!Staged) {
-        if (sc < a.num_subcarriers)
-            prepare_one<N>(a,
-                           sc,
-                           a.h + static_cast<size_t>(sc) * hn,
-                           a.r + static_cast<size_t>(sc) * rn,
-                           a.qh + static_cast<size_t>(sc) * hn);
-    } else {
-        // Each thread's matrices padded by one element, so that a warp's accesses to its
+    const size_t stride = static_cast<size_t>(a.num_subcarriers);
+    const float2* h = a.h + static_cast<size_t>(sc) * hn;
+    if constexpr (Staged) {
+        // Each thread's H padded by one element, so that a warp's accesses to its
         // threads' element e fall in different banks.
         extern __shared__ float2 tile[];
-        const int hs = hn + 1, rs = rn + 1;
-        float2* s_h = tile;
-        float2* s_r = s_h + kPrepareThreads * hs;
-        float2* s_q = s_r + kPrepareThreads * rs;
+        const int hs = hn + 1;
         const size_t base = static_cast<size_t>(first);
 #pragma unroll 4
         for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
-            s_h[i / hn * hs + i % hn] = a.h[base * hn + i];
+            tile[i / hn * hs + i % hn] = a.h[base * hn + i];
         __syncthreads();
-        if (static_cast<int>(threadIdx.x) < count)
-            prepare_one<N>(
-                a, sc, s_h + threadIdx.x * hs, s_r + threadIdx.x * rs, s_q + threadIdx.x * hs);
-        __syncthreads();
-#pragma unroll 4
-        for (int i = threadIdx.x; i < count * rn; i += kPrepareThreads)
-            a.r[base * rn + i] = s_r[i / rn * rs + i % rn];
-#pragma unroll 4
-        for (int i = threadIdx.x; i < count * hn; i += kPrepareThreads)
-            a.qh[base * hn + i] = s_q[i / hn * hs + i % hn];
+        h = tile + threadIdx.x * hs;
     }
+    if (sc < a.num_subcarriers)
+        prepare_one<N>(a, sc, h, a.r + sc, a.qh + sc, stride);
 }
 
 __device__ __forceinline__ float2 cmul(float2 a, float2 b)
@@ -377,7 +364,8 @@ __device__ __forceinline__ int slice(const SpherePoints& pts, float2 z)
 }
 
 //! fsd.cc's complete_by_sic: levels from `from` down by SIC, every level's distance.
-__device__ float complete_by_sic(const float2* r,
+__device__ float complete_by_sic(const float2* r, // element e at r[e * stride]
+                                 size_t stride,
                                  int n,
                                  const SpherePoints& pts,
                                  const float2* rotated,
@@ -389,11 +377,11 @@ __device__ float complete_by_sic(const float2* r,
         const int c = n - 1 - t;
         float2 rest = rotated[c];
         for (int j = c + 1; j < n; ++j) {
-            const float2 v = cmul(r[c * n + j], pts.p[point[j]]);
+            const float2 v = cmul(r[(c * n + j) * stride], pts.p[point[j]]);
             rest.x -= v.x;
             rest.y -= v.y;
         }
-        const float rcc = r[c * n + c].x;
+        const float rcc = r[(c * n + c) * stride].x;
         if (t >= from)
             point[c] = static_cast<unsigned char>(
                 slice(pts, make_float2(rest.x / rcc, rest.y / rcc)));
@@ -440,13 +428,13 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
                 x_hat[u] = make_float2(0.0f, 0.0f);
         return;
     }
-    const float2* r = a.r + sc * n * n;
-    const float2* qh = a.qh + sc * n * B;
+    const float2* r = a.r + sc;
+    const float2* qh = a.qh + sc;
     float2 rotated[kMax];
     for (int c = 0; c < n; ++c) {
         float2 acc = make_float2(0.0f, 0.0f);
         for (int b = 0; b < B; ++b) {
-            const float2 v = cmul(qh[c * B + b], y[b]);
+            const float2 v = cmul(qh[(c * B + b) * nsc], y[b]);
             acc.x += v.x;
             acc.y += v.y;
         }
@@ -488,7 +476,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
             p.point[n - 1 - t] = static_cast<unsigned char>(digits % M);
             digits /= M;
         }
-        p.distance = complete_by_sic(r, n, a.points, rotated, T, p.point);
+        p.distance = complete_by_sic(r, nsc, n, a.points, rotated, T, p.point);
         p.index = combo;
         if (before(p, best))
             best = p;
@@ -514,7 +502,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
                     for (int i = 0; i < n; ++i)
                         point[i] = best_list[j].point[i];
                     point[c] = static_cast<unsigned char>(point[c] ^ (1u << (Q - 1 - bit)));
-                    const float d = complete_by_sic(r, n, a.points, rotated, t + 1, point);
+                    const float d = complete_by_sic(r, nsc, n, a.points, rotated, t + 1, point);
                     account(point, d);
                 }
             }
@@ -597,24 +585,38 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         s_pts[i] = a.points.p[i];
         s_grid[i] = a.points.grid[i];
     }
+    /* With one lane per vector, a thread's LLRs are NQ contiguous floats and a warp's
+     * 32 vectors contiguous: they go through shared memory (rows padded by one against
+     * bank conflicts) and out in whole lines; written directly, every store touched 32
+     * sectors for 4 bytes each. */
+    constexpr bool Staged = G == 1 && !Soft;
+    __shared__ float s_llr[Staged ? kGroupThreads * (NQ + 1) : 1];
     __syncthreads();
     const unsigned mask = group_mask<G>();
     const int lane = static_cast<int>(threadIdx.x) & (G - 1);
-    const size_t nsc = static_cast<size_t>(a.num_subcarriers);
-    const size_t k = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-    if (k >= a.num_symbols * nsc)
-        return; // the whole group: kGroupThreads is a multiple of G
+    const size_t nsc = static_cast<size_t>(a.num_subcarriers), total = a.num_symbols * nsc;
+    const size_t k_own = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+    const int warp_lane = static_cast<int>(threadIdx.x) & 31;
+    // Staged, a warp's lanes past the end stay for the copy-out, working on the last vector.
+    if (Staged ? k_own - warp_lane >= total : k_own >= total)
+        return; // the whole group (or warp): kGroupThreads is a multiple of G
+    const bool active = k_own < total;
+    const size_t k = active ? k_own : total - 1;
     const int B = a.num_antennas;
     const size_t sc = k % nsc;
     const float2* y = a.y + k * B;
-    float* llr = a.llr + k * NQ;
-    float2* x_hat = a.x_hat ? a.x_hat + k * N : nullptr;
+    float* llr = Staged ? s_llr + threadIdx.x * (NQ + 1) : a.llr + k * NQ;
+    float2* x_hat = a.x_hat && active ? a.x_hat + k * N : nullptr;
     bool finite = true;
     for (int b = lane; b < B; b += G)
         finite = finite && isfinite(y[b].x) && isfinite(y[b].y);
     finite = __all_sync(mask, finite);
-    if (!finite && lane == 0)
+    if (!finite && lane == 0 && active)
         atomicAdd(a.bad_sample_count, 1ull);
+    /* Staged, an erased vector runs the search on whatever its values are (clamped to the
+     * grid, so every index stays in range) and writes zeros instead of its results: its
+     * channel's order may never have been written. */
+    const bool erased = !finite || a.status[sc] & kStatusBad;
     /* The outputs: with one lane per vector, every column and bit at compile time (the
      * detection order in registers); with several, each lane its share at run time. */
     const std::uint8_t* order = a.order + sc * N;
@@ -631,6 +633,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             o = order_r[c];
         else
             o = order[c];
+        if (Staged && erased)
+            return;
         llr[(o & ~kSphereUnusable) * Q + b] =
             (o & kSphereUnusable) ? 0.0f : fminf(fmaxf(sign * value, -clip), clip);
     };
@@ -638,6 +642,12 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     auto write_point = [&](auto&& label) {
         if (!x_hat)
             return;
+        if (Staged && erased) {
+#pragma unroll
+            for (int u = 0; u < N; ++u)
+                x_hat[u] = make_float2(0.0f, 0.0f);
+            return;
+        }
         auto one = [&](int c, std::uint8_t o) {
             x_hat[o & ~kSphereUnusable] =
                 (o & kSphereUnusable) ? make_float2(0.0f, 0.0f) : s_pts[label(c)];
@@ -651,7 +661,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 one(c, order[c]);
         }
     };
-    if (!finite || a.status[sc] & kStatusBad) {
+    if (!Staged && erased) {
         for (int i = lane; i < NQ; i += G)
             llr[i] = 0.0f;
         if (x_hat)
@@ -661,28 +671,16 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     }
     // R above the diagonal, R_cc, and per column the scale that turns the rest of a level
     // into grid units (the prepare kernel leaves 1 / R_cc in the diagonal's imaginary part).
-    const float2* r = a.r + sc * (N * N);
+    const float2* r = a.r + sc; // element e of R at r[e * nsc]
     const float step = a.points.step, half_per_step = 0.5f / step, two_step = 2.0f * step;
     constexpr float half_span = 0.5f * (L - 1);
     const float origin = -half_span * two_step;
     float2 R[N][N];
-    if constexpr (N % 2 == 0) { // rows of R in 16-byte loads
-        const float4* r4 = reinterpret_cast<const float4*>(r);
 #pragma unroll
-        for (int c = 0; c < N; ++c)
+    for (int c = 0; c < N; ++c)
 #pragma unroll
-            for (int j = c & ~1; j < N; j += 2) {
-                const float4 v = r4[(c * N + j) / 2];
-                R[c][j] = make_float2(v.x, v.y);
-                R[c][j + 1] = make_float2(v.z, v.w);
-            }
-    } else {
-#pragma unroll
-        for (int c = 0; c < N; ++c)
-#pragma unroll
-            for (int j = c; j < N; ++j)
-                R[c][j] = r[c * N + j];
-    }
+        for (int j = c; j < N; ++j)
+            R[c][j] = r[(c * N + j) * nsc];
     float rcc[N], to_grid[N];
 #pragma unroll
     for (int c = 0; c < N; ++c) {
@@ -693,18 +691,42 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     float2 rot[N];
     auto rotate = [&](int c) {
         float2 acc = make_float2(0.0f, 0.0f);
-        const float2* q = a.qh + (sc * N + c) * B;
+        const float2* q = a.qh + sc + c * B * nsc;
         for (int b = 0; b < B; ++b) {
-            const float2 v = cmul(q[b], y[b]);
+            const float2 v = cmul(q[b * nsc], y[b]);
             acc.x += v.x;
             acc.y += v.y;
         }
         return acc;
     };
     if constexpr (G == 1) {
+        // y read once; with an even number of antennas, two of them per 16-byte load.
+        const float2* q = a.qh + sc; // element c B + b of Q^H at q[(c B + b) nsc]
 #pragma unroll
         for (int c = 0; c < N; ++c)
-            rot[c] = rotate(c);
+            rot[c] = make_float2(0.0f, 0.0f);
+        auto add = [&](float2& acc, float2 u, float2 v) {
+            const float2 w = cmul(u, v);
+            acc.x += w.x;
+            acc.y += w.y;
+        };
+        if (B % 2 == 0 && (reinterpret_cast<std::uintptr_t>(a.y) & 15u) == 0) {
+            for (int b = 0; b < B; b += 2) {
+                const float4 yv = *reinterpret_cast<const float4*>(y + b);
+#pragma unroll
+                for (int c = 0; c < N; ++c) {
+                    add(rot[c], q[(c * B + b) * nsc], make_float2(yv.x, yv.y));
+                    add(rot[c], q[(c * B + b + 1) * nsc], make_float2(yv.z, yv.w));
+                }
+            }
+        } else {
+            for (int b = 0; b < B; ++b) {
+                const float2 yv = y[b];
+#pragma unroll
+                for (int c = 0; c < N; ++c)
+                    add(rot[c], q[(c * B + b) * nsc], yv);
+            }
+        }
     } else {
         static_assert(G == 1 || G >= N, "a lane per column");
         const float2 acc = lane < N ? rotate(lane) : make_float2(0.0f, 0.0f);
@@ -806,6 +828,19 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 put_bits(c);
         }
         write_point(label);
+        if constexpr (Staged) {
+            if (erased)
+#pragma unroll
+                for (int i = 0; i < NQ; ++i)
+                    llr[i] = 0.0f;
+            __syncwarp();
+            const size_t first = k_own - warp_lane;
+            const int count = static_cast<int>(min(static_cast<size_t>(32), total - first)) * NQ;
+            const float* from = s_llr + (threadIdx.x - warp_lane) * (NQ + 1);
+            float* to = a.llr + first * NQ;
+            for (int e = warp_lane; e < count; e += 32)
+                to[e] = from[e / NQ * (NQ + 1) + e % NQ];
+        }
     } else {
         // One fully expanded level: branch lane + s G for s < P (grouped_supported).
         float pd[P];
