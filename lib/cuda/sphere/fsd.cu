@@ -607,16 +607,22 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     const float2* y = a.y + k * B;
     float* llr = Staged ? s_llr + threadIdx.x * (NQ + 1) : a.llr + k * NQ;
     float2* x_hat = a.x_hat && active ? a.x_hat + k * N : nullptr;
-    bool finite = true;
-    for (int b = lane; b < B; b += G)
-        finite = finite && isfinite(y[b].x) && isfinite(y[b].y);
-    finite = __all_sync(mask, finite);
-    if (!finite && lane == 0 && active)
-        atomicAdd(a.bad_sample_count, 1ull);
     /* Staged, an erased vector runs the search on whatever its values are (clamped to the
      * grid, so every index stays in range) and writes zeros instead of its results: its
-     * channel's order may never have been written. */
-    const bool erased = !finite || a.status[sc] & kStatusBad;
+     * channel's order may never have been written. Its y is checked in the rotation,
+     * read once. */
+    bool finite = true, erased = false;
+    auto count_erasure = [&]() {
+        if (!finite && lane == 0 && active)
+            atomicAdd(a.bad_sample_count, 1ull);
+        erased = !finite || a.status[sc] & kStatusBad;
+    };
+    if constexpr (!Staged) {
+        for (int b = lane; b < B; b += G)
+            finite = finite && isfinite(y[b].x) && isfinite(y[b].y);
+        finite = __all_sync(mask, finite);
+        count_erasure();
+    }
     /* The outputs: with one lane per vector, every column and bit at compile time (the
      * detection order in registers); with several, each lane its share at run time. */
     const std::uint8_t* order = a.order + sc * N;
@@ -713,6 +719,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         if (B % 2 == 0 && (reinterpret_cast<std::uintptr_t>(a.y) & 15u) == 0) {
             for (int b = 0; b < B; b += 2) {
                 const float4 yv = *reinterpret_cast<const float4*>(y + b);
+                finite = finite && isfinite(yv.x) && isfinite(yv.y) && isfinite(yv.z) &&
+                         isfinite(yv.w);
 #pragma unroll
                 for (int c = 0; c < N; ++c) {
                     add(rot[c], q[(c * B + b) * nsc], make_float2(yv.x, yv.y));
@@ -722,11 +730,14 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         } else {
             for (int b = 0; b < B; ++b) {
                 const float2 yv = y[b];
+                finite = finite && isfinite(yv.x) && isfinite(yv.y);
 #pragma unroll
                 for (int c = 0; c < N; ++c)
                     add(rot[c], q[(c * B + b) * nsc], yv);
             }
         }
+        if constexpr (Staged)
+            count_erasure();
     } else {
         static_assert(G == 1 || G >= N, "a lane per column");
         const float2 acc = lane < N ? rotate(lane) : make_float2(0.0f, 0.0f);
