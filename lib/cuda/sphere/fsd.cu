@@ -537,7 +537,8 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
  * spread over the lanes too, the group's results merged by shuffles. N users, Q bits per
  * symbol and G are compile-time, so that R, the rotated y and the per-bit minima stay in
  * registers; square QAM is sliced per axis instead of against every point. */
-constexpr int kGroupThreads = 256;
+// Blocks of 4 warps: with 8, the FSD search took 6% longer on an H100.
+constexpr int kGroupThreads = 128;
 
 template <int G>
 __device__ __forceinline__ unsigned group_mask()
