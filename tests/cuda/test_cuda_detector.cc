@@ -316,8 +316,9 @@ TEST(CudaDetector, DeviceApiChannelsCountInTheStatisticsLikeHostOnes)
             ASSERT_GE(want.bad_channel_subcarriers, 1u) << what;
             ASSERT_GE(want.unusable_user_channels, 1u) << what;
             ASSERT_GE(want.bad_sample_vectors, 1u) << what;
-            if (mode == DetectorMode::chol)
+            if (mode == DetectorMode::chol) {
                 ASSERT_GE(want.regularized_subcarriers, 1u) << what;
+            }
 
             cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
             DeviceFrame dev(f, host);
@@ -976,8 +977,9 @@ TEST(CudaDetector, SphereDecodersMatchTheCpu)
         const Outputs bad_want = run(*cpu, f, c.nsym), bad_got = run(gpu, f, c.nsym);
         expect_close(bad_got, bad_want, what + " bad inputs");
         for (std::size_t i = 0; i < bad_want.llr.size(); ++i)
-            if (bad_want.llr[i] == 0.0f)
+            if (bad_want.llr[i] == 0.0f) {
                 EXPECT_EQ(bad_got.llr[i], 0.0f) << i;
+            }
         const DetectorStats gs = bad_got.stats, cs = bad_want.stats;
         EXPECT_EQ(gs.bad_channel_subcarriers, cs.bad_channel_subcarriers);
         EXPECT_EQ(gs.unusable_user_channels, cs.unusable_user_channels);
@@ -1139,11 +1141,14 @@ TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
                     };
                     const std::uint64_t replays = with.graph_replays();
                     const Outputs a = outputs_of(with), b = outputs_of(without);
-                    for (float v : a.llr)
+                    for (float v : a.llr) {
                         ASSERT_TRUE(std::isfinite(v)) << what << ": an LLR not written";
-                    if (with_x)
-                        for (cf32 v : a.x_hat)
+                    }
+                    if (with_x) {
+                        for (cf32 v : a.x_hat) {
                             ASSERT_TRUE(std::isfinite(v.real())) << what << ": x_hat";
+                        }
+                    }
                     EXPECT_TRUE(same_bytes(a.llr, b.llr)) << what;
                     EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << what;
                     EXPECT_EQ(a.stats.bad_sample_vectors, b.stats.bad_sample_vectors)
@@ -1151,8 +1156,9 @@ TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
                     EXPECT_EQ(a.stats.symbols, b.stats.symbols) << what;
                     // frame 0 sees each chunk first; from frame 1 on (captured there)
                     // each is a graph launch
-                    if (k >= 1)
+                    if (k >= 1) {
                         EXPECT_EQ(with.graph_replays() - replays, kChunks) << what;
+                    }
                 }
         }
         EXPECT_EQ(with.stats().bad_sample_vectors, 4u) << "frame 2, four times";
