@@ -1,0 +1,268 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "core/apsm/apsm.h"
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mimodet {
+namespace apsm {
+
+namespace {
+
+bool finite(cf32 v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); }
+
+double dot(const double* a, const double* b, std::size_t n)
+{
+    double s = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+        s += a[i] * b[i];
+    return s;
+}
+
+double gaussian(const double* a, const double* b, std::size_t n, double variance)
+{
+    double d2 = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double d = a[i] - b[i];
+        d2 += d * d;
+    }
+    return std::exp(-d2 / (2.0 * variance));
+}
+
+} // namespace
+
+void real_samples(const cf32* r, std::size_t antennas, double scale, double* x1, double* x2)
+{
+    for (std::size_t m = 0; m < antennas; ++m) {
+        const double re = r[m].real() / scale, im = r[m].imag() / scale;
+        x1[m] = re;
+        x1[antennas + m] = im;
+        x2[m] = im;
+        x2[antennas + m] = -re;
+    }
+}
+
+ApsmReceiver::ApsmReceiver(std::size_t antennas, std::size_t users, const ApsmParams& params)
+    : d_antennas(antennas), d_users(users), d_params(params), d_filters(users)
+{
+    if (antennas == 0 || users == 0)
+        throw std::invalid_argument("APSM: antennas and users must be at least 1");
+    if (params.window == 0)
+        throw std::invalid_argument("APSM: the window W must be at least 1");
+    if (!(params.weight_linear >= 0.0) || !(params.weight_gaussian >= 0.0) ||
+        !(params.weight_linear + params.weight_gaussian > 0.0))
+        throw std::invalid_argument("APSM: the kernel weights w_L, w_G must be >= 0, not both 0");
+    if (!(params.kernel_variance > 0.0) || !std::isfinite(params.kernel_variance))
+        throw std::invalid_argument("APSM: the Gaussian kernel variance must be > 0");
+    if (!(params.tolerance >= 0.0) || !std::isfinite(params.tolerance))
+        throw std::invalid_argument("APSM: the tolerance eps must be >= 0");
+}
+
+std::size_t ApsmReceiver::linear_fallbacks() const
+{
+    return static_cast<std::size_t>(std::count_if(
+        d_filters.begin(), d_filters.end(), [](const ApsmFilter& f) { return f.linear_only; }));
+}
+
+double ApsmReceiver::evaluate(std::size_t user, const double* x, bool full) const
+{
+    const std::size_t L = 2 * d_antennas, D = dictionary_size();
+    const ApsmFilter& f = d_filters.at(user);
+    double v = d_params.weight_linear * dot(f.linear.data(), x, L);
+    if (full && d_params.weight_gaussian > 0.0) {
+        double g = 0.0;
+        for (std::size_t i = 0; i < D; ++i)
+            if (f.coefficient[i] != 0.0)
+                g += f.coefficient[i] *
+                     gaussian(&d_dictionary[i * L], x, L, d_params.kernel_variance);
+        v += d_params.weight_gaussian * g;
+    }
+    return v;
+}
+
+void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
+{
+    const std::size_t M = d_antennas, K = d_users, L = 2 * M;
+    if (count < M)
+        throw std::invalid_argument("APSM training: " + std::to_string(count) +
+                                    " vectors; the least-squares start needs at least M = " +
+                                    std::to_string(M));
+    double power = 0.0;
+    for (std::size_t t = 0; t < count; ++t) {
+        for (std::size_t m = 0; m < M; ++m) {
+            if (!finite(r[t * M + m]))
+                throw std::invalid_argument("APSM training: vector " + std::to_string(t) +
+                                            " has a non-finite sample");
+            power += std::norm(std::complex<double>(r[t * M + m]));
+        }
+        for (std::size_t k = 0; k < K; ++k)
+            if (!finite(symbols[t * K + k]))
+                throw std::invalid_argument("APSM training: symbol " + std::to_string(t) +
+                                            " of user " + std::to_string(k) +
+                                            " is not finite");
+    }
+    power /= static_cast<double>(count);
+    if (!(power > 0.0) || !std::isfinite(power))
+        throw std::invalid_argument("APSM training: the training input is all zero");
+    d_scale = std::sqrt(power);
+
+    // The samples n = 2t + l - 1 of section 2.4 and their targets, per user.
+    const std::size_t D = 2 * count;
+    d_dictionary.assign(D * L, 0.0);
+    d_dictionary_norm2.assign(D, 0.0);
+    for (std::size_t t = 0; t < count; ++t)
+        real_samples(r + t * M, M, d_scale, &d_dictionary[2 * t * L], &d_dictionary[(2 * t + 1) * L]);
+    for (std::size_t i = 0; i < D; ++i)
+        d_dictionary_norm2[i] = dot(&d_dictionary[i * L], &d_dictionary[i * L], L);
+    auto target = [&](std::size_t k, std::size_t n) {
+        const cf32 b = symbols[(n / 2) * K + k];
+        return static_cast<double>(n % 2 == 0 ? b.real() : b.imag());
+    };
+    const double wl = d_params.weight_linear, wg = d_params.weight_gaussian;
+    const double eps = d_params.tolerance, var = d_params.kernel_variance;
+
+    // f_0: the least-squares linear filter u (g = u^T r), c = [Re u; -Im u] / w_L.
+    for (auto& f : d_filters) {
+        f = ApsmFilter{};
+        f.linear.assign(L, 0.0);
+        f.coefficient.assign(D, 0.0);
+    }
+    if (d_params.least_squares_start && wl > 0.0) {
+        using MatrixC = Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic>;
+        MatrixC R(count, M), B(count, K);
+        for (std::size_t t = 0; t < count; ++t) {
+            for (std::size_t m = 0; m < M; ++m)
+                R(t, m) = std::complex<double>(r[t * M + m]) / d_scale;
+            for (std::size_t k = 0; k < K; ++k)
+                B(t, k) = std::complex<double>(symbols[t * K + k]);
+        }
+        // By a pivoted QR of R, not the normal equations: collinear antennas (a rank-deficient
+        // R) still get a filter, and the condition number is not squared.
+        const MatrixC U = R.colPivHouseholderQr().solve(B);
+        for (std::size_t k = 0; k < K; ++k)
+            for (std::size_t m = 0; m < M; ++m) {
+                d_filters[k].linear[m] = U(m, k).real() / wl;
+                d_filters[k].linear[M + m] = -U(m, k).imag() / wl;
+            }
+    }
+
+    /* Eq. 8 for every user at once, step n = 0 .. D-1. f_n at the window's samples is kept
+     * per user (f_values), updated by each step's projections through the kernel values
+     * among the window's samples (ring buffer `near`); a sample entering the window is
+     * evaluated in full, against every earlier sample (kernel row `row`, shared by the
+     * users). */
+    const std::size_t W = d_params.window;
+    std::vector<double> near(W * W), row(D), f_values(K * W), beta(W);
+    auto slot = [W](std::size_t n) { return n % W; };
+    for (std::size_t n = 0; n < D; ++n) {
+        const double* xn = &d_dictionary[n * L];
+        for (std::size_t i = 0; i < n; ++i)
+            row[i] = wg > 0.0 ? gaussian(&d_dictionary[i * L], xn, L, var) : 0.0;
+        const std::size_t first = n + 1 >= W ? n + 1 - W : 0; // J_n = first .. n
+        for (std::size_t j = first; j <= n; ++j) {
+            const double k_jn = wl * dot(&d_dictionary[j * L], xn, L) + wg * (j == n ? 1.0 : row[j]);
+            near[slot(j) * W + slot(n)] = k_jn;
+            near[slot(n) * W + slot(j)] = k_jn;
+        }
+        const double q = 1.0 / static_cast<double>(n - first + 1); // uniform weights q_j
+        for (std::size_t k = 0; k < K; ++k) {
+            ApsmFilter& f = d_filters[k];
+            double fn = wl * dot(f.linear.data(), xn, L);
+            for (std::size_t i = 0; i < n; ++i)
+                fn += wg * f.coefficient[i] * row[i];
+            double* fv = &f_values[k * W];
+            fv[slot(n)] = fn;
+            // eq. 9 for every j of the window, all from f_n
+            for (std::size_t j = first; j <= n; ++j) {
+                const double e = fv[slot(j)] - target(k, j);
+                const double kjj = near[slot(j) * W + slot(j)]; // 0 only for x = 0, w_G = 0
+                beta[slot(j)] = !(kjj > 0.0) ? 0.0
+                                : e < -eps   ? (-e - eps) / kjj
+                                : e > eps    ? (-e + eps) / kjj
+                                             : 0.0;
+            }
+            for (std::size_t j = first; j <= n; ++j) {
+                const double step = q * beta[slot(j)];
+                if (step == 0.0)
+                    continue;
+                f.coefficient[j] += step;
+                const double* xj = &d_dictionary[j * L];
+                for (std::size_t l = 0; l < L; ++l)
+                    f.linear[l] += step * xj[l];
+                for (std::size_t i = first; i <= n; ++i)
+                    fv[slot(i)] += step * near[slot(j) * W + slot(i)];
+            }
+        }
+    }
+    // Training error of each user's full filter and of its linear part alone.
+    std::vector<double> err_full(K, 0.0), err_linear(K, 0.0);
+    for (std::size_t j = 0; j < D; ++j) {
+        const double* xj = &d_dictionary[j * L];
+        for (std::size_t i = 0; i < D; ++i)
+            row[i] = wg > 0.0 ? gaussian(&d_dictionary[i * L], xj, L, var) : 0.0;
+        for (std::size_t k = 0; k < K; ++k) {
+            const ApsmFilter& f = d_filters[k];
+            const double lin = wl * dot(f.linear.data(), xj, L);
+            double g = 0.0;
+            for (std::size_t i = 0; i < D; ++i)
+                g += f.coefficient[i] * row[i];
+            const double b = target(k, j);
+            err_full[k] += (lin + wg * g - b) * (lin + wg * g - b);
+            err_linear[k] += (lin - b) * (lin - b);
+        }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        ApsmFilter& f = d_filters[k];
+        f.linear_only = wg > 0.0 && !(err_full[k] < err_linear[k]);
+        f.training_mse = (f.linear_only ? err_linear[k] : err_full[k]) / static_cast<double>(count);
+    }
+    d_erased = 0;
+}
+
+void ApsmReceiver::detect(const cf32* r, std::size_t count, cf32* out)
+{
+    if (!trained())
+        throw std::logic_error("APSM: detect() before train()");
+    const std::size_t M = d_antennas, K = d_users, L = 2 * M, D = dictionary_size();
+    const double wl = d_params.weight_linear, wg = d_params.weight_gaussian;
+    std::vector<double> x1(L), x2(L), k1(D), k2(D);
+    for (std::size_t t = 0; t < count; ++t) {
+        const cf32* rt = r + t * M;
+        if (!std::all_of(rt, rt + M, finite)) {
+            std::fill(out + t * K, out + (t + 1) * K, cf32(0.0f, 0.0f));
+            ++d_erased;
+            continue;
+        }
+        real_samples(rt, M, d_scale, x1.data(), x2.data());
+        if (wg > 0.0)
+            for (std::size_t i = 0; i < D; ++i) {
+                k1[i] = gaussian(&d_dictionary[i * L], x1.data(), L, d_params.kernel_variance);
+                k2[i] = gaussian(&d_dictionary[i * L], x2.data(), L, d_params.kernel_variance);
+            }
+        for (std::size_t k = 0; k < K; ++k) {
+            const ApsmFilter& f = d_filters[k];
+            double re = wl * dot(f.linear.data(), x1.data(), L);
+            double im = wl * dot(f.linear.data(), x2.data(), L);
+            if (wg > 0.0 && !f.linear_only) {
+                double g1 = 0.0, g2 = 0.0;
+                for (std::size_t i = 0; i < D; ++i) {
+                    g1 += f.coefficient[i] * k1[i];
+                    g2 += f.coefficient[i] * k2[i];
+                }
+                re += wg * g1;
+                im += wg * g2;
+            }
+            out[t * K + k] = cf32(static_cast<float>(re), static_cast<float>(im));
+        }
+    }
+}
+
+} // namespace apsm
+} // namespace mimodet

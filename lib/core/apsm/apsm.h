@@ -1,0 +1,102 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* The partially linear APSM multiuser receiver of mehlhose2022
+ * (../shared/papers/mehlhose2022-apsm-noma-gpu.md, section 2.4), float64: per user a filter
+ * f in the sum RKHS of the linear and the Gaussian kernel, kappa = w_L kappa_L + w_G kappa_G,
+ * trained by the adaptive projected subgradient method (eq. 8): at step n the filter is
+ * projected onto the hyperslabs C_j = {f : |f(r_j) - b_j| <= eps} of the last W training
+ * samples (eq. 9) and the projections are averaged with weights q_j (uniform). A complex
+ * received vector r of M antennas gives the two real samples r_1 = [Re r; Im r] and
+ * r_2 = [Im r; -Re r] with the targets Re b and Im b; detection is g(r) = f(r_1) + i f(r_2).
+ *
+ * What the paper leaves open, decided here:
+ *  - Scale: the input is divided by the root mean squared norm of the training vectors
+ *    (so that E||r||^2 = 1 on them); sigma^2 and eps refer to that scale, and a receiver
+ *    trained and run on the input times any a > 0 gives the same decisions.
+ *  - Start: f_0 is the least-squares linear filter of the training symbols (the paper's
+ *    suggestion), or zero.
+ *  - Never worse than its own linear part: after training, a user whose filter has no
+ *    smaller mean squared error on the training symbols than its linear part alone detects
+ *    with the linear part (counted per user).
+ *  - eps is not given in the paper; 0.01 (symbols of unit average energy) is ours.
+ * Every training sample is a Gaussian dictionary entry (2 per training symbol), shared by
+ * the users; only the coefficients are per user. */
+
+#ifndef INCLUDED_MIMODET_CORE_APSM_APSM_H
+#define INCLUDED_MIMODET_CORE_APSM_APSM_H
+
+#include <mimodet/layout.h>
+#include <cstddef>
+#include <vector>
+
+namespace mimodet {
+namespace apsm {
+
+//! eqs. 8-9's parameters; defaults from section 5 (eps: ours).
+struct ApsmParams {
+    std::size_t window = 20;       //!< W: concurrent projections per step
+    double weight_linear = 0.5;    //!< w_L
+    double weight_gaussian = 0.5;  //!< w_G
+    double kernel_variance = 0.05; //!< sigma^2 of kappa_G, at the normalised scale
+    double tolerance = 0.01;       //!< eps: the hyperslabs' half-width
+    bool least_squares_start = true; //!< f_0: the least-squares linear filter, else 0
+};
+
+/*! One user's filter on real vectors x of length 2M (normalised input):
+ * f(x) = w_L c^T x + w_G sum_i gamma_i kappa_G(d_i, x), d_i the receiver's dictionary. */
+struct ApsmFilter {
+    std::vector<double> linear;      //!< c, [2M]
+    std::vector<double> coefficient; //!< gamma, [dictionary size]
+    bool linear_only = false;        //!< the Gaussian part did not pay: not used
+    double training_mse = 0.0;       //!< E|g(r) - b|^2 on the training symbols, as detected
+};
+
+class ApsmReceiver
+{
+public:
+    ApsmReceiver(std::size_t antennas, std::size_t users, const ApsmParams& params = {});
+
+    /*! Trains every user's filter, from scratch, on `count` training vectors r ([count][M])
+     * and their symbols ([count][K], unit average energy). Throws std::invalid_argument on
+     * non-finite or all-zero input and on fewer than M vectors (the least-squares start
+     * needs M). */
+    void train(const cf32* r, const cf32* symbols, std::size_t count);
+
+    /*! Equalised symbols ([count][K]) of `count` vectors ([count][M]). A vector with a
+     * non-finite sample gives 0 for every user and is counted in erased_vectors(). */
+    void detect(const cf32* r, std::size_t count, cf32* out);
+
+    bool trained() const { return !d_dictionary.empty(); }
+    std::size_t antennas() const { return d_antennas; }
+    std::size_t users() const { return d_users; }
+    const ApsmParams& params() const { return d_params; }
+    double input_scale() const { return d_scale; } //!< the RMS norm the input is divided by
+    std::size_t dictionary_size() const { return d_dictionary.size() / (2 * d_antennas); }
+    const ApsmFilter& filter(std::size_t user) const { return d_filters.at(user); }
+    std::size_t linear_fallbacks() const; //!< users detected by their linear part alone
+    std::size_t erased_vectors() const { return d_erased; }
+
+    //! f of user k at one normalised real sample x ([2M]), the Gaussian part if `full`.
+    double evaluate(std::size_t user, const double* x, bool full = true) const;
+
+private:
+    std::size_t d_antennas, d_users;
+    ApsmParams d_params;
+    double d_scale = 0.0;
+    std::vector<double> d_dictionary; //!< [D][2M]: the normalised training samples
+    std::vector<double> d_dictionary_norm2; //!< [D]
+    std::vector<ApsmFilter> d_filters;
+    std::size_t d_erased = 0;
+};
+
+//! The two real samples of a complex vector r of M antennas divided by `scale`.
+void real_samples(const cf32* r, std::size_t antennas, double scale, double* x1, double* x2);
+
+} // namespace apsm
+} // namespace mimodet
+
+#endif

@@ -1,0 +1,235 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// The APSM receiver (lib/core/apsm/apsm.h): its training against a direct float64
+// statement of mehlhose2022 eqs. 8-9 (every f_n(r_j) evaluated in full, the least-squares
+// start by QR), its scale invariance and its handling of bad input.
+
+#include "core/apsm/apsm.h"
+#include "core/apsm/noma_scenario.h"
+#include <gtest/gtest.h>
+#include <Eigen/Dense>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <vector>
+
+using namespace mimodet;
+using namespace mimodet::apsm;
+
+namespace {
+
+using cd = std::complex<double>;
+using MatrixC = Eigen::Matrix<cd, Eigen::Dynamic, Eigen::Dynamic>;
+
+//! Eqs. 8-9 as written: f_n evaluated in full at every sample of the window, each step.
+struct Reference {
+    std::vector<double> x;     // [D][2M]
+    std::vector<double> c;     // [2M]
+    std::vector<double> gamma; // [D]
+};
+
+Reference reference_training(const NomaTransmission& tr,
+                             std::size_t M,
+                             std::size_t K,
+                             std::size_t user,
+                             const ApsmParams& p)
+{
+    const std::size_t T = tr.training_rx.size() / M, L = 2 * M, D = 2 * T;
+    double power = 0.0;
+    for (const cf32 v : tr.training_rx)
+        power += std::norm(cd(v));
+    const double scale = std::sqrt(power / T);
+    Reference ref;
+    ref.x.resize(D * L);
+    for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t m = 0; m < M; ++m) {
+            const cd v = cd(tr.training_rx[t * M + m]) / scale;
+            ref.x[2 * t * L + m] = v.real();
+            ref.x[2 * t * L + M + m] = v.imag();
+            ref.x[(2 * t + 1) * L + m] = v.imag();
+            ref.x[(2 * t + 1) * L + M + m] = -v.real();
+        }
+    ref.c.assign(L, 0.0);
+    ref.gamma.assign(D, 0.0);
+    if (p.least_squares_start) { // g = u^T r fitted by QR, c = [Re u; -Im u] / w_L
+        MatrixC R(T, M), b(T, 1);
+        for (std::size_t t = 0; t < T; ++t) {
+            for (std::size_t m = 0; m < M; ++m)
+                R(t, m) = cd(tr.training_rx[t * M + m]) / scale;
+            b(t, 0) = cd(tr.training_tx[t * K + user]);
+        }
+        const MatrixC u = R.householderQr().solve(b);
+        for (std::size_t m = 0; m < M; ++m) {
+            ref.c[m] = u(m, 0).real() / p.weight_linear;
+            ref.c[M + m] = -u(m, 0).imag() / p.weight_linear;
+        }
+    }
+    auto kg = [&](std::size_t i, const double* y) {
+        double d2 = 0.0;
+        for (std::size_t l = 0; l < L; ++l)
+            d2 += (ref.x[i * L + l] - y[l]) * (ref.x[i * L + l] - y[l]);
+        return std::exp(-d2 / (2.0 * p.kernel_variance));
+    };
+    auto f = [&](const double* y) {
+        double v = 0.0;
+        for (std::size_t l = 0; l < L; ++l)
+            v += p.weight_linear * ref.c[l] * y[l];
+        for (std::size_t i = 0; i < D; ++i)
+            v += p.weight_gaussian * ref.gamma[i] * kg(i, y);
+        return v;
+    };
+    for (std::size_t n = 0; n < D; ++n) {
+        const std::size_t first = n + 1 >= p.window ? n + 1 - p.window : 0;
+        std::vector<double> beta;
+        for (std::size_t j = first; j <= n; ++j) {
+            const double* xj = &ref.x[j * L];
+            double kjj = p.weight_gaussian;
+            for (std::size_t l = 0; l < L; ++l)
+                kjj += p.weight_linear * xj[l] * xj[l];
+            const cf32 s = tr.training_tx[(j / 2) * K + user];
+            const double b = j % 2 == 0 ? s.real() : s.imag();
+            const double inner = f(xj); // <f_n, kappa(r_j, .)> by the reproducing property
+            double bj = 0.0;
+            if (inner - b < -p.tolerance)
+                bj = (b - inner - p.tolerance) / kjj;
+            else if (inner - b > p.tolerance)
+                bj = (b - inner + p.tolerance) / kjj;
+            beta.push_back(bj);
+        }
+        const double q = 1.0 / static_cast<double>(beta.size());
+        for (std::size_t j = first; j <= n; ++j) {
+            const double s = q * beta[j - first];
+            ref.gamma[j] += s;
+            for (std::size_t l = 0; l < L; ++l)
+                ref.c[l] += s * ref.x[j * L + l];
+        }
+    }
+    return ref;
+}
+
+//! Nearest constellation point per symbol.
+std::vector<std::uint8_t> decide(const std::vector<cf32>& z, const Constellation& c)
+{
+    std::vector<std::uint8_t> out(z.size());
+    for (std::size_t i = 0; i < z.size(); ++i) {
+        float best = std::numeric_limits<float>::infinity();
+        for (std::size_t p = 0; p < c.size(); ++p) {
+            const float d = std::norm(z[i] - c.points()[p]);
+            if (d < best) {
+                best = d;
+                out[i] = static_cast<std::uint8_t>(p);
+            }
+        }
+    }
+    return out;
+}
+
+std::size_t errors(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b)
+{
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        n += a[i] != b[i];
+    return n;
+}
+
+std::vector<cf32> apsm_detect(ApsmReceiver& rx, const NomaTransmission& tr, double gain = 1.0)
+{
+    const std::size_t M = rx.antennas(), K = rx.users();
+    auto scaled = [gain](std::vector<cf32> v) {
+        for (auto& s : v)
+            s *= static_cast<float>(gain);
+        return v;
+    };
+    rx.train(scaled(tr.training_rx).data(), tr.training_tx.data(), tr.training_rx.size() / M);
+    const std::vector<cf32> y = scaled(tr.data_rx);
+    std::vector<cf32> out(y.size() / M * K);
+    rx.detect(y.data(), y.size() / M, out.data());
+    return out;
+}
+
+} // namespace
+
+TEST(Apsm, TrainingMatchesEqs8And9)
+{
+    for (const bool ls : { false, true }) {
+        NomaScenario s;
+        s.antennas = 4;
+        s.users = 3;
+        s.training_symbols = 60;
+        s.data_symbols = 0;
+        s.snr_db = 15.0;
+        s.seed = 7;
+        const NomaTransmission tr = simulate_noma(s);
+        ApsmParams p;
+        p.window = 8;
+        p.least_squares_start = ls;
+        ApsmReceiver rx(s.antennas, s.users, p);
+        rx.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+        ASSERT_EQ(rx.dictionary_size(), 2 * s.training_symbols);
+        for (std::size_t k = 0; k < s.users; ++k) {
+            const Reference ref = reference_training(tr, s.antennas, s.users, k, p);
+            const ApsmFilter& f = rx.filter(k);
+            std::size_t moved = 0;
+            for (std::size_t i = 0; i < ref.gamma.size(); ++i) {
+                EXPECT_NEAR(f.coefficient[i], ref.gamma[i], 1e-9) << "user " << k << " gamma " << i;
+                moved += ref.gamma[i] != 0.0;
+            }
+            for (std::size_t l = 0; l < ref.c.size(); ++l)
+                EXPECT_NEAR(f.linear[l], ref.c[l], 1e-9) << "user " << k << " c " << l;
+            EXPECT_GT(moved, 10u) << "the projections did something";
+        }
+    }
+}
+
+TEST(Apsm, ScaleOfTheInputChangesNoDecision)
+{
+    NomaScenario s;
+    s.antennas = 8;
+    s.users = 4;
+    s.training_symbols = 200;
+    s.data_symbols = 400;
+    s.snr_db = 12.0;
+    s.seed = 3;
+    const NomaTransmission tr = simulate_noma(s);
+    const Constellation c(s.modulation);
+    ApsmReceiver rx(s.antennas, s.users);
+    const auto base = decide(apsm_detect(rx, tr), c);
+    for (const double gain : { 1e-3, 1e3 }) {
+        ApsmReceiver other(s.antennas, s.users);
+        EXPECT_EQ(errors(decide(apsm_detect(other, tr, gain), c), base), 0u) << "gain " << gain;
+    }
+}
+
+TEST(Apsm, RefusesBadTrainingAndErasesBadVectors)
+{
+    NomaScenario s;
+    s.antennas = 4;
+    s.users = 2;
+    s.training_symbols = 20;
+    s.data_symbols = 3;
+    NomaTransmission tr = simulate_noma(s);
+    ApsmReceiver rx(4, 2);
+    EXPECT_THROW(rx.train(tr.training_rx.data(), tr.training_tx.data(), 3), std::invalid_argument);
+    std::vector<cf32> zero(tr.training_rx.size());
+    EXPECT_THROW(rx.train(zero.data(), tr.training_tx.data(), 20), std::invalid_argument);
+    auto bad = tr.training_rx;
+    bad[17] = cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
+    EXPECT_THROW(rx.train(bad.data(), tr.training_tx.data(), 20), std::invalid_argument);
+    std::vector<cf32> out(6);
+    EXPECT_THROW(rx.detect(tr.data_rx.data(), 3, out.data()), std::logic_error);
+    rx.train(tr.training_rx.data(), tr.training_tx.data(), 20);
+    tr.data_rx[5] = cf32(std::numeric_limits<float>::infinity(), 0.0f); // vector 1
+    rx.detect(tr.data_rx.data(), 3, out.data());
+    EXPECT_EQ(rx.erased_vectors(), 1u);
+    EXPECT_EQ(out[2], cf32(0.0f, 0.0f));
+    EXPECT_EQ(out[3], cf32(0.0f, 0.0f));
+    EXPECT_TRUE(std::isfinite(out[0].real()) && std::isfinite(out[5].imag()));
+    ApsmParams p;
+    p.window = 0;
+    EXPECT_THROW(ApsmReceiver(4, 2, p), std::invalid_argument);
+}
+
