@@ -51,11 +51,14 @@
 #ifdef MIMODET_HAVE_CUDA
 #include "bench_timing.h"
 #include "cublas_baseline.h"
+#include <cuda/apsm/apsm_detector.h>
 #include <cuda/cuda_detector.h>
 #include <cuda/multi_gpu_detector.h>
 #include <cuda_runtime.h>
 #endif
 #include "cli_args.h"
+#include "core/apsm/apsm.h"
+#include "core/apsm/noma_scenario.h"
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -505,6 +508,74 @@ Result bench_cuda(const BenchConfig& c,
 }
 #endif
 
+/* --config apsm: mehlhose2022 section 5's transmission (16 antennas, 6 users, QPSK, 685
+ * training and 3840 data symbols, apsm::simulate_noma at 20 dB): the CPU receiver's
+ * training (float64, every user), its detection of the data symbols, and on the GPU that
+ * detection kernel-only (median of --reps, data on the device) and end to end (host copies
+ * included), beside the paper's Table 2 (Titan V, detection, one user at a time). */
+int run_apsm_bench(int reps, bool gpu, int device)
+{
+    apsm::NomaScenario s;
+    s.seed = 2024;
+    const apsm::NomaTransmission tr = apsm::simulate_noma(s);
+    const std::size_t M = s.antennas, K = s.users, N = s.data_symbols;
+    using clock = std::chrono::steady_clock;
+    auto ms_since = [](clock::time_point t0) {
+        return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    };
+    apsm::ApsmReceiver cpu(M, K);
+    auto t0 = clock::now();
+    cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+    const double train_ms = ms_since(t0);
+    std::vector<cf32> out(N * K);
+    t0 = clock::now();
+    cpu.detect(tr.data_rx.data(), N, out.data());
+    const double cpu_detect_ms = ms_since(t0);
+    std::printf("# APSM, %zu antennas, %zu users, %zu training / %zu data symbols, "
+                "dictionary %zu\n",
+                M, K, s.training_symbols, N, cpu.dictionary_size());
+    std::printf("%-34s %12s %14s\n", "step", "ms", "paper (Titan V)");
+    std::printf("%-34s %12.3f %14s\n", "training, CPU float64, all users", train_ms, "~100");
+    std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, 1 thread", cpu_detect_ms, "");
+#ifdef MIMODET_HAVE_CUDA
+    if (gpu) {
+        CHECK(cudaSetDevice(device));
+        cuda::CudaApsmDetector det(cpu, device);
+        cuda::Buffer<cf32> d_r(N * M, false), d_out(N * K, false);
+        cuda::copy_to_device(d_r.get(), tr.data_rx.data(), d_r.bytes());
+        cudaEvent_t e0, e1;
+        CHECK(cudaEventCreate(&e0));
+        CHECK(cudaEventCreate(&e1));
+        std::vector<double> kernel, e2e;
+        for (int i = 0; i < reps + 3; ++i) {
+            CHECK(cudaEventRecord(e0, nullptr));
+            det.detect_device(d_r.get(), N, d_out.get(), nullptr);
+            CHECK(cudaEventRecord(e1, nullptr));
+            CHECK(cudaEventSynchronize(e1));
+            float t = 0.0f;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            const auto h0 = clock::now();
+            det.detect(tr.data_rx.data(), N, out.data());
+            if (i >= 3) {
+                kernel.push_back(t);
+                e2e.push_back(ms_since(h0));
+            }
+        }
+        CHECK(cudaEventDestroy(e0));
+        CHECK(cudaEventDestroy(e1));
+        std::printf("# %s\n", cuda::device_description(device).c_str());
+        std::printf("%-34s %12.4f %14s\n", "detection, GPU, kernel-only", median(kernel), "0.403");
+        std::printf("%-34s %12.4f %14s\n", "detection, GPU, with host copies", median(e2e), "");
+    }
+#else
+    (void)reps;
+    (void)device;
+    if (gpu)
+        throw std::runtime_error("this build has no CUDA backend; use --backend cpu");
+#endif
+    return 0;
+}
+
 void usage()
 {
     std::cout
@@ -516,6 +587,7 @@ void usage()
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
            "Times the built-in paper configurations (--config all, the default) or one\n"
+           "given with --antennas etc.; --config apsm times the APSM receiver.\n"
            "given with --antennas etc. See the comment at the top of "
            "bench/mimodet_bench.cc.\n";
 }
@@ -599,6 +671,11 @@ int main(int argc, char** argv)
         }
         if (given.count("--json"))
             check_writable("--json", opt["--json"]);
+        if (opt["--config"] == "apsm") {
+            if (given.count("--json"))
+                throw UsageError("--config apsm prints a table only; --json is not taken");
+            return run_apsm_bench(reps, gpu, devices.front());
+        }
 
         std::vector<BenchConfig> configs;
         const bool custom = given.count("--antennas") || given.count("--users") ||

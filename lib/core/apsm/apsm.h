@@ -79,6 +79,8 @@ public:
     const ApsmParams& params() const { return d_params; }
     double input_scale() const { return d_scale; } //!< the RMS norm the input is divided by
     std::size_t dictionary_size() const { return d_dictionary.size() / (2 * d_antennas); }
+    //! The Gaussian dictionary: the normalised training samples, [D][2M].
+    const std::vector<double>& dictionary() const { return d_dictionary; }
     const ApsmFilter& filter(std::size_t user) const { return d_filters.at(user); }
     std::size_t linear_fallbacks() const; //!< users detected by their linear part alone
     std::size_t erased_vectors() const { return d_erased; }

@@ -1,0 +1,56 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* APSM detection on a GPU (mehlhose2022 section 3): a filter trained by
+ * apsm::ApsmReceiver (lib/core/apsm/apsm.h) applied to many received vectors at once, in
+ * float32. A thread per real sample (two per received vector) holds its sample in
+ * registers and walks dictionary tiles staged in shared memory, every user's coefficients
+ * beside them, so that one kernel evaluation serves all users; the dictionary is split
+ * over blocks too, their partial sums added atomically. */
+
+#ifndef INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
+#define INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
+
+#include "core/apsm/apsm.h"
+#include <mimodet/layout.h>
+#include <cstddef>
+#include <memory>
+
+namespace mimodet {
+namespace cuda {
+
+class CudaApsmDetector
+{
+public:
+    //! Antennas beyond kMaxAntennas are refused (a sample is held in registers).
+    static constexpr std::size_t kMaxAntennas = 32;
+
+    //! Uploads the trained receiver's dictionary and filters to GPU `device`.
+    explicit CudaApsmDetector(const apsm::ApsmReceiver& trained, int device = 0);
+    ~CudaApsmDetector();
+    CudaApsmDetector(const CudaApsmDetector&) = delete;
+    CudaApsmDetector& operator=(const CudaApsmDetector&) = delete;
+
+    /*! Equalised symbols ([count][K]) of `count` received vectors ([count][M]), host
+     * memory, as ApsmReceiver::detect: a vector with a non-finite sample gives zeros and
+     * is counted. */
+    void detect(const cf32* r, std::size_t count, cf32* out);
+    //! The same on device memory, queued on `stream` (a cudaStream_t; null: the default).
+    void detect_device(const cf32* d_r, std::size_t count, cf32* d_out, void* stream = nullptr);
+
+    std::size_t erased_vectors() const; //!< waits for the queued work
+    std::size_t antennas() const;
+    std::size_t users() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d_impl;
+};
+
+} // namespace cuda
+} // namespace mimodet
+
+#endif
