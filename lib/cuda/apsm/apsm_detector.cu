@@ -19,7 +19,7 @@ namespace cuda {
 
 namespace {
 
-constexpr int kThreads = 128; // real samples per block: 64 received vectors
+constexpr int kThreads = 128; // received vectors per block
 constexpr int kTile = 64;     // dictionary entries per shared-memory tile
 constexpr std::size_t kMaxApsmUsers = 16; // users padded to at most 16 accumulators
 
@@ -37,8 +37,10 @@ struct ApsmArgs {
 };
 
 /* LP: a real sample's length 2M padded to a power of two (the padding is zero in the
- * sample, the dictionary and the linear part, so it adds nothing); KP: users padded. The
- * squared distance is ||d||^2 + ||x||^2 - 2 d.x: one multiply-add per dimension. */
+ * sample, the dictionary and the linear part, so it adds nothing); KP: users padded. A
+ * thread takes both real samples of a vector, r_1 = [Re; Im] in registers and r_2 =
+ * [Im; -Re] read from the same registers, so that every dictionary element loaded serves
+ * two multiply-adds. The squared distance is ||d||^2 + ||x||^2 - 2 d.x (||r_1|| = ||r_2||). */
 template <int LP, int KP>
 __global__ void __launch_bounds__(kThreads) apsm_detect_kernel(ApsmArgs a)
 {
@@ -46,11 +48,9 @@ __global__ void __launch_bounds__(kThreads) apsm_detect_kernel(ApsmArgs a)
     __shared__ float s_n[kTile];
     __shared__ float s_g[KP][kTile];
     constexpr int H = LP / 2;
-    const std::size_t sample = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
-    const std::size_t t = sample / 2;
-    const int part = static_cast<int>(sample % 2); // 0: r_1 = [Re; Im], 1: r_2 = [Im; -Re]
+    const std::size_t t = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
     const bool live = t < a.count;
-    float x[LP];
+    float x[LP]; // r_1
 #pragma unroll
     for (int l = 0; l < LP; ++l)
         x[l] = 0.0f;
@@ -62,19 +62,18 @@ __global__ void __launch_bounds__(kThreads) apsm_detect_kernel(ApsmArgs a)
             if (m < a.antennas) {
                 const float2 v = rt[m];
                 finite = finite && isfinite(v.x) && isfinite(v.y);
-                const float re = v.x * a.inv_scale, im = v.y * a.inv_scale;
-                x[m] = part ? im : re;
-                x[H + m] = part ? -re : im;
+                x[m] = v.x * a.inv_scale;
+                x[H + m] = v.y * a.inv_scale;
             }
     }
     float nx = 0.0f;
 #pragma unroll
     for (int l = 0; l < LP; ++l)
         nx = fmaf(x[l], x[l], nx);
-    float acc[KP];
+    float acc1[KP], acc2[KP];
 #pragma unroll
     for (int k = 0; k < KP; ++k)
-        acc[k] = 0.0f;
+        acc1[k] = acc2[k] = 0.0f;
     const int first = blockIdx.y * a.per_split, last = min(a.entries, first + a.per_split);
     for (int base = first; base < last; base += kTile) {
         const int n = min(kTile, last - base);
@@ -89,21 +88,26 @@ __global__ void __launch_bounds__(kThreads) apsm_detect_kernel(ApsmArgs a)
         }
         __syncthreads();
         for (int i = 0; i < n; ++i) {
-            float dot = 0.0f;
+            float dot1 = 0.0f, dot2 = 0.0f;
 #pragma unroll
-            for (int l = 0; l < LP; ++l)
-                dot = fmaf(s_d[i][l], x[l], dot);
-            const float d2 = fmaxf(s_n[i] + nx - 2.0f * dot, 0.0f);
-            const float kv = __expf(-d2 * a.inv_two_var);
+            for (int m = 0; m < H; ++m) {
+                const float dr = s_d[i][m], di = s_d[i][H + m];
+                dot1 = fmaf(dr, x[m], fmaf(di, x[H + m], dot1));
+                dot2 = fmaf(dr, x[H + m], fmaf(-di, x[m], dot2));
+            }
+            const float k1 = __expf(-fmaxf(s_n[i] + nx - 2.0f * dot1, 0.0f) * a.inv_two_var);
+            const float k2 = __expf(-fmaxf(s_n[i] + nx - 2.0f * dot2, 0.0f) * a.inv_two_var);
 #pragma unroll
-            for (int k = 0; k < KP; ++k)
-                acc[k] = fmaf(s_g[k][i], kv, acc[k]);
+            for (int k = 0; k < KP; ++k) {
+                acc1[k] = fmaf(s_g[k][i], k1, acc1[k]);
+                acc2[k] = fmaf(s_g[k][i], k2, acc2[k]);
+            }
         }
     }
     if (!live)
         return;
     if (!finite) { // the output stays zero; counted once per vector
-        if (part == 0 && blockIdx.y == 0)
+        if (blockIdx.y == 0)
             atomicAdd(a.erased, 1ull);
         return;
     }
@@ -111,12 +115,17 @@ __global__ void __launch_bounds__(kThreads) apsm_detect_kernel(ApsmArgs a)
 #pragma unroll
         for (int k = 0; k < KP; ++k)
 #pragma unroll
-            for (int l = 0; l < LP; ++l)
-                acc[k] = fmaf(a.linear[k * LP + l], x[l], acc[k]);
+            for (int m = 0; m < H; ++m) {
+                const float cr = a.linear[k * LP + m], ci = a.linear[k * LP + H + m];
+                acc1[k] = fmaf(cr, x[m], fmaf(ci, x[H + m], acc1[k]));
+                acc2[k] = fmaf(cr, x[H + m], fmaf(-ci, x[m], acc2[k]));
+            }
 #pragma unroll
     for (int k = 0; k < KP; ++k)
-        if (k < a.users)
-            atomicAdd(a.out + (t * a.users + k) * 2 + part, acc[k]);
+        if (k < a.users) {
+            atomicAdd(a.out + (t * a.users + k) * 2, acc1[k]);
+            atomicAdd(a.out + (t * a.users + k) * 2 + 1, acc2[k]);
+        }
 }
 
 template <int LP>
@@ -234,7 +243,7 @@ void CudaApsmDetector::detect_device(const cf32* d_r, std::size_t count, cf32* d
     a.erased = m.erased->get();
     // Enough blocks for 16 per SM (4 gave 20% occupancy on an H100 at section 5's size):
     // the dictionary split over blocks when the vectors are few.
-    const unsigned vector_blocks = static_cast<unsigned>((2 * count + kThreads - 1) / kThreads);
+    const unsigned vector_blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
     const unsigned tiles = static_cast<unsigned>((m.D + kTile - 1) / kTile);
     const unsigned splits =
         std::max(1u, std::min(tiles, (16u * m.sms + vector_blocks - 1) / vector_blocks));

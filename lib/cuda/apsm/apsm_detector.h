@@ -6,10 +6,10 @@
 
 /* APSM detection on a GPU (mehlhose2022 section 3): a filter trained by
  * apsm::ApsmReceiver (lib/core/apsm/apsm.h) applied to many received vectors at once, in
- * float32. A thread per real sample (two per received vector) holds its sample in
- * registers and walks dictionary tiles staged in shared memory, every user's coefficients
- * beside them, so that one kernel evaluation serves all users; the dictionary is split
- * over blocks too, their partial sums added atomically. */
+ * float32. A thread per received vector holds it in registers (both of its real samples)
+ * and walks dictionary tiles staged in shared memory, every user's coefficients beside
+ * them, so that one kernel evaluation serves all users; the dictionary is split over
+ * blocks too, their partial sums added atomically. */
 
 #ifndef INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
 #define INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
