@@ -35,6 +35,8 @@
  * channel per slot (folded into 100 x N_c channels), as above, then one slot alone
  * (latency) and, unless --cpu off, the CPU implementation on all cores; a second table
  * sets them beside the paper's figures.
+ * apsm (--config apsm): mehlhose2022's transmission, APSM training and detection on the
+ * CPU and detection on the GPU, beside the paper's Table 2 (run_apsm_bench).
  * --backend cpu times the CPU implementation (end-to-end only). Table on stdout, --json FILE.
  * Kernel-only, the baseline and the bandwidths run on the first GPU of --devices (--device D
  * is --devices D); --streams sets the end-to-end engines' CUDA streams and --graphs off
@@ -539,6 +541,9 @@ int run_apsm_bench(int reps, bool gpu, int device)
     std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, 1 thread", cpu_detect_ms, "");
 #ifdef MIMODET_HAVE_CUDA
     if (gpu) {
+        std::string why;
+        if (cuda::device_count(&why) == 0)
+            throw std::runtime_error(why + " (--backend cpu times the CPU alone)");
         CHECK(cudaSetDevice(device));
         cuda::CudaApsmDetector det(cpu, device);
         cuda::Buffer<cf32> d_r(N * M, false), d_out(N * K, false);
