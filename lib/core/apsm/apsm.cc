@@ -71,22 +71,6 @@ std::size_t ApsmReceiver::linear_fallbacks() const
         d_filters.begin(), d_filters.end(), [](const ApsmFilter& f) { return f.linear_only; }));
 }
 
-double ApsmReceiver::evaluate(std::size_t user, const double* x, bool full) const
-{
-    const std::size_t L = 2 * d_antennas, D = dictionary_size();
-    const ApsmFilter& f = d_filters.at(user);
-    double v = d_params.weight_linear * dot(f.linear.data(), x, L);
-    if (full && d_params.weight_gaussian > 0.0) {
-        double g = 0.0;
-        for (std::size_t i = 0; i < D; ++i)
-            if (f.coefficient[i] != 0.0)
-                g += f.coefficient[i] *
-                     gaussian(&d_dictionary[i * L], x, L, d_params.kernel_variance);
-        v += d_params.weight_gaussian * g;
-    }
-    return v;
-}
-
 void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
 {
     const std::size_t M = d_antennas, K = d_users, L = 2 * M;
@@ -116,11 +100,8 @@ void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
     // The samples n = 2t + l - 1 of section 2.4 and their targets, per user.
     const std::size_t D = 2 * count;
     d_dictionary.assign(D * L, 0.0);
-    d_dictionary_norm2.assign(D, 0.0);
     for (std::size_t t = 0; t < count; ++t)
         real_samples(r + t * M, M, d_scale, &d_dictionary[2 * t * L], &d_dictionary[(2 * t + 1) * L]);
-    for (std::size_t i = 0; i < D; ++i)
-        d_dictionary_norm2[i] = dot(&d_dictionary[i * L], &d_dictionary[i * L], L);
     auto target = [&](std::size_t k, std::size_t n) {
         const cf32 b = symbols[(n / 2) * K + k];
         return static_cast<double>(n % 2 == 0 ? b.real() : b.imag());

@@ -85,15 +85,11 @@ public:
     std::size_t linear_fallbacks() const; //!< users detected by their linear part alone
     std::size_t erased_vectors() const { return d_erased; }
 
-    //! f of user k at one normalised real sample x ([2M]), the Gaussian part if `full`.
-    double evaluate(std::size_t user, const double* x, bool full = true) const;
-
 private:
     std::size_t d_antennas, d_users;
     ApsmParams d_params;
     double d_scale = 0.0;
     std::vector<double> d_dictionary; //!< [D][2M]: the normalised training samples
-    std::vector<double> d_dictionary_norm2; //!< [D]
     std::vector<ApsmFilter> d_filters;
     std::size_t d_erased = 0;
 };

@@ -694,18 +694,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         rcc[c] = R[c][c].x;
         to_grid[c] = R[c][c].y * half_per_step;
     }
-    // Q^H y: lane c % G rotates y onto column c, then every lane takes all of them.
+    // Q^H y: one lane all of it, or lane c rotates y onto column c and shares it.
     float2 rot[N];
-    auto rotate = [&](int c) {
-        float2 acc = make_float2(0.0f, 0.0f);
-        const float2* q = a.qh + sc + c * B * nsc;
-        for (int b = 0; b < B; ++b) {
-            const float2 v = cmul(q[b * nsc], y[b]);
-            acc.x += v.x;
-            acc.y += v.y;
-        }
-        return acc;
-    };
     if constexpr (G == 1) {
         // y read once; with an even number of antennas, two of them per 16-byte load.
         const float2* q = a.qh + sc; // element c B + b of Q^H at q[(c B + b) nsc]
@@ -741,7 +731,15 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             count_erasure();
     } else {
         static_assert(G == 1 || G >= N, "a lane per column");
-        const float2 acc = lane < N ? rotate(lane) : make_float2(0.0f, 0.0f);
+        float2 acc = make_float2(0.0f, 0.0f);
+        if (lane < N) {
+            const float2* q = a.qh + sc + lane * B * nsc;
+            for (int b = 0; b < B; ++b) {
+                const float2 v = cmul(q[b * nsc], y[b]);
+                acc.x += v.x;
+                acc.y += v.y;
+            }
+        }
 #pragma unroll
         for (int c = 0; c < N; ++c)
             rot[c] = make_float2(__shfl_sync(mask, acc.x, c, G), __shfl_sync(mask, acc.y, c, G));
