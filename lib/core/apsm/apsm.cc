@@ -12,6 +12,22 @@
 #include <string>
 
 namespace mimodet {
+
+void ApsmParams::validate() const
+{
+    if (window == 0)
+        throw std::invalid_argument("APSM: the window W must be at least 1");
+    if (!(weight_linear >= 0.0) || !(weight_gaussian >= 0.0) ||
+        !(weight_linear + weight_gaussian > 0.0) || !std::isfinite(weight_linear) ||
+        !std::isfinite(weight_gaussian))
+        throw std::invalid_argument("APSM: the kernel weights w_L, w_G must be >= 0, not both 0");
+    if (!(kernel_variance > 0.0) || !std::isfinite(kernel_variance))
+        throw std::invalid_argument("APSM: the Gaussian kernel variance must be > 0");
+    if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
+        throw std::invalid_argument("APSM: the tolerance eps must be >= 0");
+}
+
+
 namespace apsm {
 
 namespace {
@@ -38,6 +54,7 @@ double gaussian(const double* a, const double* b, std::size_t n, double variance
 
 } // namespace
 
+
 void real_samples(const cf32* r, std::size_t antennas, double scale, double* x1, double* x2)
 {
     for (std::size_t m = 0; m < antennas; ++m) {
@@ -54,15 +71,7 @@ ApsmReceiver::ApsmReceiver(std::size_t antennas, std::size_t users, const ApsmPa
 {
     if (antennas == 0 || users == 0)
         throw std::invalid_argument("APSM: antennas and users must be at least 1");
-    if (params.window == 0)
-        throw std::invalid_argument("APSM: the window W must be at least 1");
-    if (!(params.weight_linear >= 0.0) || !(params.weight_gaussian >= 0.0) ||
-        !(params.weight_linear + params.weight_gaussian > 0.0))
-        throw std::invalid_argument("APSM: the kernel weights w_L, w_G must be >= 0, not both 0");
-    if (!(params.kernel_variance > 0.0) || !std::isfinite(params.kernel_variance))
-        throw std::invalid_argument("APSM: the Gaussian kernel variance must be > 0");
-    if (!(params.tolerance >= 0.0) || !std::isfinite(params.tolerance))
-        throw std::invalid_argument("APSM: the tolerance eps must be >= 0");
+    params.validate();
 }
 
 std::size_t ApsmReceiver::linear_fallbacks() const
@@ -71,7 +80,9 @@ std::size_t ApsmReceiver::linear_fallbacks() const
         d_filters.begin(), d_filters.end(), [](const ApsmFilter& f) { return f.linear_only; }));
 }
 
-void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
+TrainingProblem ApsmReceiver::prepare_training(const cf32* r,
+                                               const cf32* symbols,
+                                               std::size_t count) const
 {
     const std::size_t M = d_antennas, K = d_users, L = 2 * M;
     if (count < M)
@@ -95,32 +106,33 @@ void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
     power /= static_cast<double>(count);
     if (!(power > 0.0) || !std::isfinite(power))
         throw std::invalid_argument("APSM training: the training input is all zero");
-    d_scale = std::sqrt(power);
 
+    TrainingProblem p;
+    p.antennas = M;
+    p.users = K;
+    p.count = count;
+    p.scale = std::sqrt(power);
     // The samples n = 2t + l - 1 of section 2.4 and their targets, per user.
     const std::size_t D = 2 * count;
-    d_dictionary.assign(D * L, 0.0);
+    p.dictionary.assign(D * L, 0.0);
     for (std::size_t t = 0; t < count; ++t)
-        real_samples(r + t * M, M, d_scale, &d_dictionary[2 * t * L], &d_dictionary[(2 * t + 1) * L]);
-    auto target = [&](std::size_t k, std::size_t n) {
-        const cf32 b = symbols[(n / 2) * K + k];
-        return static_cast<double>(n % 2 == 0 ? b.real() : b.imag());
-    };
-    const double wl = d_params.weight_linear, wg = d_params.weight_gaussian;
-    const double eps = d_params.tolerance, var = d_params.kernel_variance;
+        real_samples(r + t * M, M, p.scale, &p.dictionary[2 * t * L], &p.dictionary[(2 * t + 1) * L]);
+    p.targets.resize(K * D);
+    for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t t = 0; t < count; ++t) {
+            p.targets[k * D + 2 * t] = symbols[t * K + k].real();
+            p.targets[k * D + 2 * t + 1] = symbols[t * K + k].imag();
+        }
 
     // f_0: the least-squares linear filter u (g = u^T r), c = [Re u; -Im u] / w_L.
-    for (auto& f : d_filters) {
-        f = ApsmFilter{};
-        f.linear.assign(L, 0.0);
-        f.coefficient.assign(D, 0.0);
-    }
+    p.linear.assign(K * L, 0.0);
+    const double wl = d_params.weight_linear;
     if (d_params.least_squares_start && wl > 0.0) {
         using MatrixC = Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic>;
         MatrixC R(count, M), B(count, K);
         for (std::size_t t = 0; t < count; ++t) {
             for (std::size_t m = 0; m < M; ++m)
-                R(t, m) = std::complex<double>(r[t * M + m]) / d_scale;
+                R(t, m) = std::complex<double>(r[t * M + m]) / p.scale;
             for (std::size_t k = 0; k < K; ++k)
                 B(t, k) = std::complex<double>(symbols[t * K + k]);
         }
@@ -129,40 +141,59 @@ void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
         const MatrixC U = R.colPivHouseholderQr().solve(B);
         for (std::size_t k = 0; k < K; ++k)
             for (std::size_t m = 0; m < M; ++m) {
-                d_filters[k].linear[m] = U(m, k).real() / wl;
-                d_filters[k].linear[M + m] = -U(m, k).imag() / wl;
+                p.linear[k * L + m] = U(m, k).real() / wl;
+                p.linear[k * L + M + m] = -U(m, k).imag() / wl;
             }
     }
+    return p;
+}
+
+TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
+{
+    const std::size_t K = p.users, L = p.length(), D = p.samples();
+    const double* dict = p.dictionary.data();
+    const double wl = params.weight_linear, wg = params.weight_gaussian;
+    const double eps = params.tolerance, var = params.kernel_variance;
+    TrainingResult res;
+    res.linear = p.linear;
+    res.coefficient.assign(K * D, 0.0);
+    res.error_full.assign(K, 0.0);
+    res.error_linear.assign(K, 0.0);
+    res.error_apriori.assign(K, 0.0);
 
     /* Eq. 8 for every user at once, step n = 0 .. D-1. f_n at the window's samples is kept
      * per user (f_values), updated by each step's projections through the kernel values
      * among the window's samples (ring buffer `near`); a sample entering the window is
      * evaluated in full, against every earlier sample (kernel row `row`, shared by the
      * users). */
-    const std::size_t W = d_params.window;
+    const std::size_t W = params.window;
     std::vector<double> near(W * W), row(D), f_values(K * W), beta(W);
     auto slot = [W](std::size_t n) { return n % W; };
     for (std::size_t n = 0; n < D; ++n) {
-        const double* xn = &d_dictionary[n * L];
+        const double* xn = dict + n * L;
         for (std::size_t i = 0; i < n; ++i)
-            row[i] = wg > 0.0 ? gaussian(&d_dictionary[i * L], xn, L, var) : 0.0;
+            row[i] = wg > 0.0 ? gaussian(dict + i * L, xn, L, var) : 0.0;
         const std::size_t first = n + 1 >= W ? n + 1 - W : 0; // J_n = first .. n
         for (std::size_t j = first; j <= n; ++j) {
-            const double k_jn = wl * dot(&d_dictionary[j * L], xn, L) + wg * (j == n ? 1.0 : row[j]);
+            const double k_jn = wl * dot(dict + j * L, xn, L) + wg * (j == n ? 1.0 : row[j]);
             near[slot(j) * W + slot(n)] = k_jn;
             near[slot(n) * W + slot(j)] = k_jn;
         }
         const double q = 1.0 / static_cast<double>(n - first + 1); // uniform weights q_j
         for (std::size_t k = 0; k < K; ++k) {
-            ApsmFilter& f = d_filters[k];
-            double fn = wl * dot(f.linear.data(), xn, L);
+            double* c = &res.linear[k * L];
+            double* gamma = &res.coefficient[k * D];
+            const double* b = &p.targets[k * D];
+            double fn = wl * dot(c, xn, L);
             for (std::size_t i = 0; i < n; ++i)
-                fn += wg * f.coefficient[i] * row[i];
+                fn += wg * gamma[i] * row[i];
+            if (n >= apriori_first(D))
+                res.error_apriori[k] += (fn - b[n]) * (fn - b[n]);
             double* fv = &f_values[k * W];
             fv[slot(n)] = fn;
             // eq. 9 for every j of the window, all from f_n
             for (std::size_t j = first; j <= n; ++j) {
-                const double e = fv[slot(j)] - target(k, j);
+                const double e = fv[slot(j)] - b[j];
                 const double kjj = near[slot(j) * W + slot(j)]; // 0 only for x = 0, w_G = 0
                 beta[slot(j)] = !(kjj > 0.0) ? 0.0
                                 : e < -eps   ? (-e - eps) / kjj
@@ -173,38 +204,65 @@ void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
                 const double step = q * beta[slot(j)];
                 if (step == 0.0)
                     continue;
-                f.coefficient[j] += step;
-                const double* xj = &d_dictionary[j * L];
+                gamma[j] += step;
+                const double* xj = dict + j * L;
                 for (std::size_t l = 0; l < L; ++l)
-                    f.linear[l] += step * xj[l];
+                    c[l] += step * xj[l];
                 for (std::size_t i = first; i <= n; ++i)
                     fv[slot(i)] += step * near[slot(j) * W + slot(i)];
             }
         }
     }
     // Training error of each user's full filter and of its linear part alone.
-    std::vector<double> err_full(K, 0.0), err_linear(K, 0.0);
     for (std::size_t j = 0; j < D; ++j) {
-        const double* xj = &d_dictionary[j * L];
+        const double* xj = dict + j * L;
         for (std::size_t i = 0; i < D; ++i)
-            row[i] = wg > 0.0 ? gaussian(&d_dictionary[i * L], xj, L, var) : 0.0;
+            row[i] = wg > 0.0 ? gaussian(dict + i * L, xj, L, var) : 0.0;
         for (std::size_t k = 0; k < K; ++k) {
-            const ApsmFilter& f = d_filters[k];
-            const double lin = wl * dot(f.linear.data(), xj, L);
+            const double lin = wl * dot(&res.linear[k * L], xj, L);
+            const double* gamma = &res.coefficient[k * D];
             double g = 0.0;
             for (std::size_t i = 0; i < D; ++i)
-                g += f.coefficient[i] * row[i];
-            const double b = target(k, j);
-            err_full[k] += (lin + wg * g - b) * (lin + wg * g - b);
-            err_linear[k] += (lin - b) * (lin - b);
+                g += gamma[i] * row[i];
+            const double b = p.targets[k * D + j];
+            res.error_full[k] += (lin + wg * g - b) * (lin + wg * g - b);
+            res.error_linear[k] += (lin - b) * (lin - b);
         }
     }
+    return res;
+}
+
+void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
+{
+    const std::size_t K = d_users, L = 2 * d_antennas, D = p.samples();
+    if (p.antennas != d_antennas || p.users != K || res.coefficient.size() != K * D ||
+        res.linear.size() != K * L || res.error_full.size() != K ||
+        res.error_linear.size() != K || res.error_apriori.size() != K)
+        throw std::logic_error("APSM: a training result of other dimensions");
+    const double count = static_cast<double>(p.count);
     for (std::size_t k = 0; k < K; ++k) {
         ApsmFilter& f = d_filters[k];
-        f.linear_only = wg > 0.0 && !(err_full[k] < err_linear[k]);
-        f.training_mse = (f.linear_only ? err_linear[k] : err_full[k]) / static_cast<double>(count);
+        f.linear.assign(res.linear.begin() + k * L, res.linear.begin() + (k + 1) * L);
+        f.coefficient.assign(res.coefficient.begin() + k * D,
+                             res.coefficient.begin() + (k + 1) * D);
+        f.linear_only =
+            d_params.weight_gaussian > 0.0 && !(res.error_full[k] < res.error_linear[k]);
+        f.training_mse = (f.linear_only ? res.error_linear[k] : res.error_full[k]) / count;
+        // Two real samples per symbol: a complex error variance is twice the mean real one.
+        const double apriori =
+            2.0 * res.error_apriori[k] / static_cast<double>(D - apriori_first(D));
+        f.noise_variance = f.linear_only ? f.training_mse : std::max(apriori, f.training_mse);
     }
+    d_scale = p.scale;
+    d_dictionary = std::move(p.dictionary);
     d_erased = 0;
+}
+
+void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
+{
+    TrainingProblem p = prepare_training(r, symbols, count);
+    const TrainingResult res = project(d_params, p);
+    install(std::move(p), res);
 }
 
 void ApsmReceiver::detect(const cf32* r, std::size_t count, cf32* out)

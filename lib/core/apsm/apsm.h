@@ -32,6 +32,7 @@
 #ifndef INCLUDED_MIMODET_CORE_APSM_APSM_H
 #define INCLUDED_MIMODET_CORE_APSM_APSM_H
 
+#include <mimodet/apsm.h>
 #include <mimodet/layout.h>
 #include <cstddef>
 #include <vector>
@@ -39,15 +40,7 @@
 namespace mimodet {
 namespace apsm {
 
-//! eqs. 8-9's parameters; W, w_L, w_G from section 5, sigma^2 and eps ours (see above).
-struct ApsmParams {
-    std::size_t window = 20;       //!< W: concurrent projections per step
-    double weight_linear = 0.5;    //!< w_L
-    double weight_gaussian = 0.5;  //!< w_G
-    double kernel_variance = 0.005; //!< sigma^2 of kappa_G, at the normalised scale
-    double tolerance = 0.01;       //!< eps: the hyperslabs' half-width
-    bool least_squares_start = true; //!< f_0: the least-squares linear filter, else 0
-};
+using mimodet::ApsmParams; // include/mimodet/apsm.h
 
 /*! One user's filter on real vectors x of length 2M (normalised input):
  * f(x) = w_L c^T x + w_G sum_i gamma_i kappa_G(d_i, x), d_i the receiver's dictionary. */
@@ -56,7 +49,37 @@ struct ApsmFilter {
     std::vector<double> coefficient; //!< gamma, [dictionary size]
     bool linear_only = false;        //!< the Gaussian part did not pay: not used
     double training_mse = 0.0;       //!< E|g(r) - b|^2 on the training symbols, as detected
+    //! E|g(r) - b|^2 estimated as ApsmDetector::noise_variance says (include/mimodet/apsm.h)
+    double noise_variance = 0.0;
 };
+
+//! What training starts from: the checked, normalised input, shared by the backends.
+struct TrainingProblem {
+    std::size_t antennas = 0, users = 0, count = 0; //!< M, K, training symbols
+    double scale = 0.0;              //!< the RMS norm the input is divided by
+    std::vector<double> dictionary;  //!< [D = 2 count][L = 2M]: the real samples
+    std::vector<double> targets;     //!< [K][D]: Re b, Im b of each symbol
+    std::vector<double> linear;      //!< [K][L]: c of f_0 (least squares or 0)
+    std::size_t samples() const { return 2 * count; }
+    std::size_t length() const { return 2 * antennas; }
+};
+
+//! What eq. 8's loop leaves, per user; sums of squared real errors.
+struct TrainingResult {
+    std::vector<double> linear;       //!< [K][L]: c after training
+    std::vector<double> coefficient;  //!< [K][D]: gamma
+    std::vector<double> error_full;   //!< [K]: over all D samples, the trained filter
+    std::vector<double> error_linear; //!< [K]: the same, its linear part alone
+    //! [K]: a-priori errors f_n(x_n) - b_n (before the projections of step n) of the
+    //! samples n >= D/2
+    std::vector<double> error_apriori;
+};
+
+/*! The first index of the samples whose a-priori errors estimate the noise variance. */
+inline std::size_t apriori_first(std::size_t samples) { return samples / 2; }
+
+//! Eq. 8's loop on the CPU, float64 (the reference for the GPU trainer).
+TrainingResult project(const ApsmParams& params, const TrainingProblem& problem);
 
 class ApsmReceiver
 {
@@ -68,6 +91,11 @@ public:
      * non-finite or all-zero input and on fewer than M vectors (the least-squares start
      * needs M). */
     void train(const cf32* r, const cf32* symbols, std::size_t count);
+
+    //! train()'s checks and normalisation, leaving the receiver untouched (throws as it).
+    TrainingProblem prepare_training(const cf32* r, const cf32* symbols, std::size_t count) const;
+    //! Installs a trained filter: the per-user fallback and noise variance are decided here.
+    void install(TrainingProblem&& problem, const TrainingResult& result);
 
     /*! Equalised symbols ([count][K]) of `count` vectors ([count][M]). A vector with a
      * non-finite sample gives 0 for every user and is counted in erased_vectors(). */

@@ -1,0 +1,117 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "core/apsm/cpu_apsm_detector.h"
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mimodet {
+
+void ApsmConfig::validate() const
+{
+    if (num_antennas == 0 || num_users == 0)
+        throw std::invalid_argument("APSM: num_antennas and num_users must be at least 1, got " +
+                                    std::to_string(num_antennas) + " and " +
+                                    std::to_string(num_users));
+    if (!(llr_clip >= 0.0f) || !std::isfinite(llr_clip))
+        throw std::invalid_argument("APSM: llr_clip must be >= 0 (0 = no clipping)");
+    if (device < 0)
+        throw std::invalid_argument("APSM: device must be >= 0, got " + std::to_string(device));
+    params.validate();
+}
+
+namespace apsm {
+
+namespace {
+bool finite(cf32 v) { return std::isfinite(v.real()) && std::isfinite(v.imag()); }
+} // namespace
+
+std::size_t count_erased(const cf32* r, std::size_t antennas, std::size_t count)
+{
+    std::size_t n = 0;
+    for (std::size_t t = 0; t < count; ++t)
+        n += !std::all_of(r + t * antennas, r + (t + 1) * antennas, finite);
+    return n;
+}
+
+void soft_output(const Constellation& constellation,
+                 const ApsmConfig& config,
+                 const double* noise_variance,
+                 const cf32* r,
+                 const cf32* z,
+                 std::size_t count,
+                 float* llr)
+{
+    const std::size_t M = config.num_antennas, K = config.num_users;
+    const std::size_t Q = constellation.bits_per_symbol();
+    const float sign = config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
+    const float clip = config.llr_clip > 0.0f ? config.llr_clip : INFINITY;
+    std::vector<float> rho(K);
+    for (std::size_t k = 0; k < K; ++k)
+        rho[k] = static_cast<float>(1.0 / std::max(noise_variance[k], 1e-6));
+    for (std::size_t t = 0; t < count; ++t) {
+        float* out = llr + t * K * Q;
+        if (!std::all_of(r + t * M, r + (t + 1) * M, finite)) {
+            std::fill(out, out + K * Q, 0.0f);
+            continue;
+        }
+        for (std::size_t k = 0; k < K; ++k) {
+            constellation.demap_maxlog(z[t * K + k], rho[k], out + k * Q);
+            for (std::size_t p = 0; p < Q; ++p)
+                out[k * Q + p] = std::clamp(sign * out[k * Q + p], -clip, clip);
+        }
+    }
+}
+
+CpuApsmDetector::CpuApsmDetector(const ApsmConfig& config)
+    : ApsmDetector(config),
+      d_rx((config.validate(), config.num_antennas), config.num_users, config.params),
+      d_constellation(config.modulation),
+      d_noise(config.num_users, 0.0)
+{
+}
+
+void CpuApsmDetector::train(const cf32* r, const cf32* symbols, std::size_t count)
+{
+    d_rx.train(r, symbols, count); // throws before changing anything
+    for (std::size_t k = 0; k < d_config.num_users; ++k)
+        d_noise[k] = d_rx.filter(k).noise_variance;
+    ++d_stats.trainings;
+    d_stats.linear_fallbacks = d_rx.linear_fallbacks();
+}
+
+void CpuApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, float* llr)
+{
+    const std::size_t K = d_config.num_users, Q = d_constellation.bits_per_symbol();
+    d_stats.vectors += count;
+    if (!d_rx.trained()) {
+        d_stats.untrained_vectors += count;
+        if (symbols)
+            std::fill(symbols, symbols + count * K, cf32(0.0f, 0.0f));
+        if (llr)
+            std::fill(llr, llr + count * K * Q, 0.0f);
+        return;
+    }
+    cf32* z = symbols;
+    if (!z) {
+        d_z.resize(count * K);
+        z = d_z.data();
+    }
+    const std::size_t erased_before = d_rx.erased_vectors();
+    d_rx.detect(r, count, z);
+    d_stats.erased_vectors += d_rx.erased_vectors() - erased_before;
+    if (llr)
+        soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);
+}
+
+double CpuApsmDetector::noise_variance(std::size_t user) const { return d_noise.at(user); }
+
+ApsmStats CpuApsmDetector::stats() const { return d_stats; }
+
+} // namespace apsm
+} // namespace mimodet
