@@ -5,9 +5,10 @@
  */
 
 /* The GPU detector blocks inside real GNU Radio flowgraphs, against the same flowgraph
- * on the CPU backend: mmse_detector and ofdm_uplink_detector fed by vector sources with
- * their tags, run by GNU Radio's scheduler with few items per work() call, so that frame
- * boundaries, a channel change and an N0-only update fall inside work() calls. Hard
+ * on the CPU backend: mmse_detector, ofdm_uplink_detector and apsm_receiver fed by vector
+ * sources with their tags, run by GNU Radio's scheduler with few items per work() call, so that frame
+ * boundaries, a channel change, an N0-only update and training sections fall inside work()
+ * calls. Hard
  * decisions must be identical and LLRs equal within float tolerance. Without a GPU each
  * test skips itself (CI); scripts/gpu-run-gnuradio runs them on a GPU machine. */
 
@@ -15,6 +16,7 @@
 #include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/mimodet/apsm_receiver.h>
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <gnuradio/top_block.h>
@@ -25,6 +27,7 @@
 #include <pmt/pmt.h>
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -227,6 +230,105 @@ TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
     EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey),
               offsets(cpu.tags, mimodet::kFrameTagKey));
     EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey).size(), 4u);
+}
+
+struct ApsmRun {
+    std::vector<cf32> symbols;
+    std::vector<float> llrs;
+    std::vector<gr::tag_t> tags;
+    std::string implementation;
+    uint64_t trainings = 0, erased = 0;
+};
+
+ApsmRun run_apsm(const std::string& backend,
+                 int M,
+                 int K,
+                 const std::vector<cf32>& rx,
+                 const std::vector<cf32>& training,
+                 int period,
+                 int max_items)
+{
+    auto tb = gr::make_top_block("apsm_receiver_flowgraph");
+    auto src = gr::blocks::vector_source_c::make(rx, false, M);
+    auto rx_block = gr::mimodet::apsm_receiver::make(M, K, "qpsk", training, period, "", backend);
+    rx_block->set_max_noutput_items(max_items);
+    auto sym = gr::blocks::vector_sink_c::make(K);
+    auto llr = gr::blocks::vector_sink_f::make(2 * K);
+    tb->connect(src, 0, rx_block, 0);
+    tb->connect(rx_block, 0, sym, 0);
+    tb->connect(rx_block, 1, llr, 0);
+    tb->run();
+    return { sym->data(), llr->data(), sym->tags(), rx_block->backend_name(),
+             rx_block->trainings(), rx_block->erased_vectors() };
+}
+
+TEST(GpuFlowgraph, ApsmReceiverMatchesTheCpuAcrossTrainingSections)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    // Three frames [200 training; 250 data] of 6 QPSK users on 8 antennas through a
+    // random channel that changes every frame, with a NaN sample in frame 2's data.
+    const int M = 8, K = 6, T = 200, N = 250, period = T + N;
+    std::mt19937 gen(17);
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    const float a = std::sqrt(0.5f);
+    auto qpsk = [&] { return cf32(gen() & 1 ? a : -a, gen() & 1 ? a : -a); };
+    std::vector<cf32> training(static_cast<std::size_t>(T * K)), rx;
+    for (auto& v : training)
+        v = qpsk();
+    for (int f = 0; f < 3; ++f) {
+        std::vector<cf32> h(static_cast<std::size_t>(M * K));
+        for (auto& v : h)
+            v = cf32(g(gen), g(gen)) * a;
+        for (int t = 0; t < period; ++t) {
+            std::vector<cf32> x(static_cast<std::size_t>(K));
+            for (int k = 0; k < K; ++k)
+                x[k] = t < T ? training[static_cast<std::size_t>(t * K + k)] : qpsk();
+            for (int m = 0; m < M; ++m) {
+                cf32 y = cf32(g(gen), g(gen)) * 0.1f;
+                for (int k = 0; k < K; ++k)
+                    y += h[static_cast<std::size_t>(m * K + k)] * x[k];
+                rx.push_back(y);
+            }
+        }
+    }
+    rx[static_cast<std::size_t>((2 * period + T + 7) * M + 3)] = cf32(NAN, 0.0f);
+    for (int max_items : { 3, 64 }) {
+        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
+        const ApsmRun cpu = run_apsm("cpu", M, K, rx, training, period, max_items);
+        const ApsmRun gpu = run_apsm("cuda", M, K, rx, training, period, max_items);
+        EXPECT_EQ(cpu.implementation, "cpu-apsm");
+        EXPECT_EQ(gpu.implementation, "cuda-apsm");
+        EXPECT_EQ(gpu.trainings, 3u);
+        EXPECT_EQ(cpu.trainings, 3u);
+        EXPECT_EQ(gpu.erased, 1u);
+        ASSERT_EQ(gpu.symbols.size(), cpu.symbols.size());
+        ASSERT_EQ(cpu.symbols.size(), static_cast<std::size_t>(3 * period * K));
+        std::size_t far = 0;
+        for (std::size_t i = 0; i < cpu.symbols.size(); ++i)
+            far += !(std::abs(gpu.symbols[i] - cpu.symbols[i]) <= 1e-3f);
+        EXPECT_EQ(far, 0u) << "equalised symbols beyond float tolerance";
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+        // The same "apsm_trained" tags, with the same noise variances to rounding.
+        auto trained = [](const std::vector<gr::tag_t>& tags) {
+            std::vector<gr::tag_t> out;
+            for (const auto& t : tags)
+                if (pmt::symbol_to_string(t.key) == "apsm_trained")
+                    out.push_back(t);
+            return out;
+        };
+        const auto tc = trained(cpu.tags), tg = trained(gpu.tags);
+        ASSERT_EQ(tc.size(), 3u);
+        ASSERT_EQ(tg.size(), 3u);
+        for (std::size_t i = 0; i < 3; ++i) {
+            EXPECT_EQ(tg[i].offset, static_cast<uint64_t>(i * period + T));
+            EXPECT_EQ(tc[i].offset, tg[i].offset);
+            const std::vector<double> nc = pmt::f64vector_elements(tc[i].value);
+            const std::vector<double> ng = pmt::f64vector_elements(tg[i].value);
+            ASSERT_EQ(ng.size(), static_cast<std::size_t>(K));
+            for (int k = 0; k < K; ++k)
+                EXPECT_NEAR(ng[k], nc[k], 1e-9 * nc[k]);
+        }
+    }
 }
 
 } // namespace

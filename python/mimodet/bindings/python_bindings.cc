@@ -19,6 +19,7 @@ void bind_core(py::module& m);
 void bind_ofdm(py::module& m);
 void bind_ofdm_uplink_receiver(py::module& m);
 void bind_ofdm_uplink_detector(py::module& m);
+void bind_apsm_receiver(py::module& m);
 
 // import_array() returns NULL on newer Pythons, hence the wrapper.
 void* init_numpy()
@@ -41,4 +42,5 @@ PYBIND11_MODULE(mimodet_python, m)
     bind_ofdm(m);
     bind_ofdm_uplink_receiver(m);
     bind_ofdm_uplink_detector(m);
+    bind_apsm_receiver(m);
 }
