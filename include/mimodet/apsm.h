@@ -45,7 +45,8 @@ struct ApsmConfig {
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
     Backend backend = Backend::cpu;
-    int device = 0; //!< CUDA device ordinal of the GPU backend
+    int device = 0;      //!< CUDA device ordinal of the GPU backend
+    int num_threads = 0; //!< CPU backend's detection threads; 0 = all cores
 
     //! Throws std::invalid_argument naming the offending value.
     void validate() const;
@@ -57,8 +58,8 @@ struct ApsmStats {
     std::uint64_t vectors = 0;         //!< received vectors detected
     std::uint64_t erased_vectors = 0;  //!< of those, with a NaN/Inf sample: zeros, LLR 0
     std::uint64_t untrained_vectors = 0; //!< detected before any training: zeros, LLR 0
-    //! Users of the current training detected by their linear part alone (the Gaussian
-    //! part did not lower the training error).
+    //! Users of the current training detected by the least-squares filter alone (the
+    //! Gaussian part did not predict unseen training samples better; docs/apsm.md).
     std::uint64_t linear_fallbacks = 0;
 };
 
@@ -83,7 +84,8 @@ public:
     /*! The variance of user k's equalisation error E|g(r) - b|^2, estimated on the
      * training symbols: the a-priori errors (each training sample predicted before the
      * filter was projected onto it) of the second half of training, so not flattered by
-     * fitting; the training MSE for a user on its linear part. 0 before training. */
+     * fitting; the least-squares filter's training MSE for a user that falls back to it.
+     * 0 before training. */
     virtual double noise_variance(std::size_t user) const = 0;
     virtual ApsmStats stats() const = 0;
     //! "cpu-apsm" or "cuda-apsm".

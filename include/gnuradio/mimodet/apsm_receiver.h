@@ -90,7 +90,7 @@ public:
     virtual std::uint64_t erased_vectors() const = 0;
     //! Vectors output as zeros (LLR 0) because no training was in force yet.
     virtual std::uint64_t untrained_vectors() const = 0;
-    //! Users of the current training detected by their linear part alone.
+    //! Users of the current training detected by the least-squares filter alone.
     virtual std::uint64_t linear_fallbacks() const = 0;
     //! Each user's equalisation error variance of the current training (0 before one).
     virtual std::vector<double> noise_variance() const = 0;

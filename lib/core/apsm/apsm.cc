@@ -6,6 +6,7 @@
 
 #include "core/apsm/apsm.h"
 #include <Eigen/Dense>
+#include <omp.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -159,6 +160,7 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
     res.coefficient.assign(K * D, 0.0);
     res.error_full.assign(K, 0.0);
     res.error_linear.assign(K, 0.0);
+    res.error_start.assign(K, 0.0);
     res.error_apriori.assign(K, 0.0);
 
     /* Eq. 8 for every user at once, step n = 0 .. D-1. f_n at the window's samples is kept
@@ -213,7 +215,7 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
             }
         }
     }
-    // Training error of each user's full filter and of its linear part alone.
+    // Training error of each user's full filter, of its linear part alone and of f_0.
     for (std::size_t j = 0; j < D; ++j) {
         const double* xj = dict + j * L;
         for (std::size_t i = 0; i < D; ++i)
@@ -225,8 +227,10 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
             for (std::size_t i = 0; i < D; ++i)
                 g += gamma[i] * row[i];
             const double b = p.targets[k * D + j];
+            const double start = wl * dot(&p.linear[k * L], xj, L);
             res.error_full[k] += (lin + wg * g - b) * (lin + wg * g - b);
             res.error_linear[k] += (lin - b) * (lin - b);
+            res.error_start[k] += (start - b) * (start - b);
         }
     }
     return res;
@@ -237,7 +241,8 @@ void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
     const std::size_t K = d_users, L = 2 * d_antennas, D = p.samples();
     if (p.antennas != d_antennas || p.users != K || res.coefficient.size() != K * D ||
         res.linear.size() != K * L || res.error_full.size() != K ||
-        res.error_linear.size() != K || res.error_apriori.size() != K)
+        res.error_linear.size() != K || res.error_start.size() != K ||
+        res.error_apriori.size() != K)
         throw std::logic_error("APSM: a training result of other dimensions");
     const double count = static_cast<double>(p.count);
     for (std::size_t k = 0; k < K; ++k) {
@@ -245,12 +250,18 @@ void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
         f.linear.assign(res.linear.begin() + k * L, res.linear.begin() + (k + 1) * L);
         f.coefficient.assign(res.coefficient.begin() + k * D,
                              res.coefficient.begin() + (k + 1) * D);
-        f.linear_only =
-            d_params.weight_gaussian > 0.0 && !(res.error_full[k] < res.error_linear[k]);
-        f.training_mse = (f.linear_only ? res.error_linear[k] : res.error_full[k]) / count;
         // Two real samples per symbol: a complex error variance is twice the mean real one.
         const double apriori =
             2.0 * res.error_apriori[k] / static_cast<double>(D - apriori_first(D));
+        const bool ls_start = d_params.least_squares_start && d_params.weight_linear > 0.0;
+        const double fallback_mse = (ls_start ? res.error_start[k] : res.error_linear[k]) / count;
+        // The Gaussian part pays when it predicts unseen samples better than the fallback
+        // fits the seen ones; its training error alone would flatter it (every training
+        // sample is in its dictionary).
+        f.linear_only = d_params.weight_gaussian > 0.0 && !(apriori < fallback_mse);
+        if (f.linear_only && ls_start)
+            f.linear.assign(p.linear.begin() + k * L, p.linear.begin() + (k + 1) * L);
+        f.training_mse = f.linear_only ? fallback_mse : res.error_full[k] / count;
         f.noise_variance = f.linear_only ? f.training_mse : std::max(apriori, f.training_mse);
     }
     d_scale = p.scale;
@@ -265,42 +276,52 @@ void ApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
     install(std::move(p), res);
 }
 
-void ApsmReceiver::detect(const cf32* r, std::size_t count, cf32* out)
+void ApsmReceiver::detect(const cf32* r, std::size_t count, cf32* out, int threads)
 {
     if (!trained())
         throw std::logic_error("APSM: detect() before train()");
     const std::size_t M = d_antennas, K = d_users, L = 2 * M, D = dictionary_size();
     const double wl = d_params.weight_linear, wg = d_params.weight_gaussian;
-    std::vector<double> x1(L), x2(L), k1(D), k2(D);
-    for (std::size_t t = 0; t < count; ++t) {
-        const cf32* rt = r + t * M;
-        if (!std::all_of(rt, rt + M, finite)) {
-            std::fill(out + t * K, out + (t + 1) * K, cf32(0.0f, 0.0f));
-            ++d_erased;
-            continue;
-        }
-        real_samples(rt, M, d_scale, x1.data(), x2.data());
-        if (wg > 0.0)
-            for (std::size_t i = 0; i < D; ++i) {
-                k1[i] = gaussian(&d_dictionary[i * L], x1.data(), L, d_params.kernel_variance);
-                k2[i] = gaussian(&d_dictionary[i * L], x2.data(), L, d_params.kernel_variance);
+    const long long n = static_cast<long long>(count);
+    std::size_t erased = 0;
+    // Vectors are independent: split over threads, each with its own scratch.
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    reduction(+ : erased)
+    {
+        std::vector<double> x1(L), x2(L), k1(D), k2(D);
+#pragma omp for schedule(static)
+        for (long long ti = 0; ti < n; ++ti) {
+            const std::size_t t = static_cast<std::size_t>(ti);
+            const cf32* rt = r + t * M;
+            if (!std::all_of(rt, rt + M, finite)) {
+                std::fill(out + t * K, out + (t + 1) * K, cf32(0.0f, 0.0f));
+                ++erased;
+                continue;
             }
-        for (std::size_t k = 0; k < K; ++k) {
-            const ApsmFilter& f = d_filters[k];
-            double re = wl * dot(f.linear.data(), x1.data(), L);
-            double im = wl * dot(f.linear.data(), x2.data(), L);
-            if (wg > 0.0 && !f.linear_only) {
-                double g1 = 0.0, g2 = 0.0;
+            real_samples(rt, M, d_scale, x1.data(), x2.data());
+            if (wg > 0.0)
                 for (std::size_t i = 0; i < D; ++i) {
-                    g1 += f.coefficient[i] * k1[i];
-                    g2 += f.coefficient[i] * k2[i];
+                    k1[i] = gaussian(&d_dictionary[i * L], x1.data(), L, d_params.kernel_variance);
+                    k2[i] = gaussian(&d_dictionary[i * L], x2.data(), L, d_params.kernel_variance);
                 }
-                re += wg * g1;
-                im += wg * g2;
+            for (std::size_t k = 0; k < K; ++k) {
+                const ApsmFilter& f = d_filters[k];
+                double re = wl * dot(f.linear.data(), x1.data(), L);
+                double im = wl * dot(f.linear.data(), x2.data(), L);
+                if (wg > 0.0 && !f.linear_only) {
+                    double g1 = 0.0, g2 = 0.0;
+                    for (std::size_t i = 0; i < D; ++i) {
+                        g1 += f.coefficient[i] * k1[i];
+                        g2 += f.coefficient[i] * k2[i];
+                    }
+                    re += wg * g1;
+                    im += wg * g2;
+                }
+                out[t * K + k] = cf32(static_cast<float>(re), static_cast<float>(im));
             }
-            out[t * K + k] = cf32(static_cast<float>(re), static_cast<float>(im));
         }
     }
+    d_erased += erased;
 }
 
 } // namespace apsm

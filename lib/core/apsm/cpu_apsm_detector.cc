@@ -22,6 +22,9 @@ void ApsmConfig::validate() const
         throw std::invalid_argument("APSM: llr_clip must be >= 0 (0 = no clipping)");
     if (device < 0)
         throw std::invalid_argument("APSM: device must be >= 0, got " + std::to_string(device));
+    if (num_threads < 0)
+        throw std::invalid_argument("APSM: num_threads must be >= 0 (0 = all cores), got " +
+                                    std::to_string(num_threads));
     params.validate();
 }
 
@@ -103,7 +106,7 @@ void CpuApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, fl
         z = d_z.data();
     }
     const std::size_t erased_before = d_rx.erased_vectors();
-    d_rx.detect(r, count, z);
+    d_rx.detect(r, count, z, d_config.num_threads);
     d_stats.erased_vectors += d_rx.erased_vectors() - erased_before;
     if (llr)
         soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);

@@ -217,9 +217,9 @@ __global__ void __launch_bounds__(kLoopThreads) linear_kernel(const double* __re
     }
 }
 
-/* Squared training errors of the trained filter and of its linear part alone at sample j,
- * a warp per (j, user): the dot product of gamma with kernel row j split over the lanes;
- * summed per user in err[0][k] and err[1][k]. */
+/* Squared training errors of the trained filter, of its linear part alone and of f_0 at
+ * sample j, a warp per (j, user): the dot product of gamma with kernel row j split over the
+ * lanes; summed per user in err[0][k], err[1][k] and err[2][k]. */
 __global__ void error_kernel(const double* __restrict__ gram,
                              const double* __restrict__ base,
                              const double* __restrict__ x,
@@ -246,11 +246,13 @@ __global__ void error_kernel(const double* __restrict__ gram,
     f = warp_sum(f);
     lin = warp_sum(lin);
     if (lane == 0) {
-        f += base[static_cast<std::size_t>(k) * D + j];
+        const double f0 = base[static_cast<std::size_t>(k) * D + j];
+        f += f0;
         lin *= wl;
         const double bj = targets[static_cast<std::size_t>(k) * D + j];
         atomicAdd(&err[k], (f - bj) * (f - bj));
         atomicAdd(&err[K + k], (lin - bj) * (lin - bj));
+        atomicAdd(&err[2 * K + k], (f0 - bj) * (f0 - bj));
     }
 }
 
@@ -334,7 +336,7 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
         m.c0 = std::make_unique<Buffer<double>>(cK * cL, false);
         m.c = std::make_unique<Buffer<double>>(cK * cL, false);
         m.apriori = std::make_unique<Buffer<double>>(cK, false);
-        m.err = std::make_unique<Buffer<double>>(2 * cK, false);
+        m.err = std::make_unique<Buffer<double>>(3 * cK, false);
     }
     const cudaStream_t s = m.stream;
     const int iD = static_cast<int>(D), iL = static_cast<int>(L), iK = static_cast<int>(K);
@@ -346,7 +348,7 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
                                        cudaMemcpyHostToDevice, s));
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.c0->get(), p.linear.data(), K * L * sizeof(double),
                                        cudaMemcpyHostToDevice, s));
-    MIMODET_CUDA_CHECK(cudaMemsetAsync(m.err->get(), 0, 2 * K * sizeof(double), s));
+    MIMODET_CUDA_CHECK(cudaMemsetAsync(m.err->get(), 0, 3 * K * sizeof(double), s));
 
     const unsigned tiles = static_cast<unsigned>((D + kGramTile - 1) / kGramTile);
     gram_kernel<<<dim3(tiles, tiles), dim3(kGramTile, kGramTile), 0, s>>>(
@@ -377,14 +379,14 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
     res.linear.resize(K * L);
     res.coefficient.resize(K * D);
     res.error_apriori.resize(K);
-    std::vector<double> err(2 * K);
+    std::vector<double> err(3 * K);
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(res.linear.data(), m.c->get(), K * L * sizeof(double),
                                        cudaMemcpyDeviceToHost, s));
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(res.coefficient.data(), m.gamma->get(),
                                        K * D * sizeof(double), cudaMemcpyDeviceToHost, s));
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(res.error_apriori.data(), m.apriori->get(),
                                        K * sizeof(double), cudaMemcpyDeviceToHost, s));
-    MIMODET_CUDA_CHECK(cudaMemcpyAsync(err.data(), m.err->get(), 2 * K * sizeof(double),
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(err.data(), m.err->get(), 3 * K * sizeof(double),
                                        cudaMemcpyDeviceToHost, s));
     MIMODET_CUDA_CHECK(cudaEventRecord(m.stop, s));
     MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -392,7 +394,8 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
     MIMODET_CUDA_CHECK(cudaEventElapsedTime(&ms, m.start, m.stop));
     m.gpu_ms = ms;
     res.error_full.assign(err.begin(), err.begin() + K);
-    res.error_linear.assign(err.begin() + K, err.end());
+    res.error_linear.assign(err.begin() + K, err.begin() + 2 * K);
+    res.error_start.assign(err.begin() + 2 * K, err.end());
     return res;
 }
 

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm_receiver.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(1d93fd967ff7f6b1ed1be122d9f68858) */
+/* BINDTOOL_HEADER_FILE_HASH(426479391f7fe75520208f3fb1db455c) */
 
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <pybind11/complex.h>

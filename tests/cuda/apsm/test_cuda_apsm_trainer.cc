@@ -87,6 +87,7 @@ TEST(CudaApsmTrainer, MatchesTheCpuLoop)
         expect_close(got.linear, want.linear, 1e-9, what + " c");
         expect_close(got.error_full, want.error_full, 1e-9, what + " full error");
         expect_close(got.error_linear, want.error_linear, 1e-9, what + " linear error");
+        expect_close(got.error_start, want.error_start, 1e-9, what + " start error");
         expect_close(got.error_apriori, want.error_apriori, 1e-9, what + " a-priori error");
         EXPECT_GT(max_abs(want.coefficient), 0.0) << what; // the loop did something
     }
