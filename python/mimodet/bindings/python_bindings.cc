@@ -20,6 +20,7 @@ void bind_ofdm(py::module& m);
 void bind_ofdm_uplink_receiver(py::module& m);
 void bind_ofdm_uplink_detector(py::module& m);
 void bind_apsm_receiver(py::module& m);
+void bind_apsm(py::module& m);
 
 // import_array() returns NULL on newer Pythons, hence the wrapper.
 void* init_numpy()
@@ -43,4 +44,5 @@ PYBIND11_MODULE(mimodet_python, m)
     bind_ofdm_uplink_receiver(m);
     bind_ofdm_uplink_detector(m);
     bind_apsm_receiver(m);
+    bind_apsm(m);
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+#
+# Copyright 2026 gr-mimodet authors.
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# The APSM engine's Python binding (apsm_detector) and the NOMA BER sweeps of noma_sweep
+# (mimodet_sim's apsm/ls curves): APSM against least squares on the same transmissions,
+# the antenna count's effect, CSV and both plots, bad curves refused before running.
+
+import io
+import os
+import tempfile
+
+import numpy as np
+from gnuradio import gr_unittest
+from gnuradio.mimodet import apsm_detector, ber_sweep, noma, noma_sweep
+
+
+class qa_noma_sweep(gr_unittest.TestCase):
+
+    def test_001_binding_trains_and_detects(self):
+        tx = noma.simulate(antennas=8, users=3, training=200, data=300, modulation="16qam",
+                           separation_deg=30.0,
+                           snr_db=25.0, seed=4)
+        det = apsm_detector(8, 3, "16qam", backend="cpu", num_threads=1)
+        self.assertEqual(det.name(), "cpu-apsm")
+        self.assertFalse(det.trained())
+        z0, llr0 = det.detect(tx["data_rx"][:5].astype(np.complex64))
+        self.assertTrue(np.all(z0 == 0) and np.all(llr0 == 0))  # before training
+        det.train(tx["training_rx"], tx["training_tx"])
+        z, llr = det.detect(tx["data_rx"])
+        self.assertEqual(z.shape, (300, 3))
+        self.assertEqual(llr.shape, (300, 3, 4))
+        # The LLRs' hard decisions are the nearest points' bits of the equalised symbols.
+        want = noma.bits_of_points(noma.hard_decisions(z, "16qam"), "16qam")
+        self.assertTrue(np.array_equal((llr > 0).astype(want.dtype), want))
+        sent = noma.bits_of_points(tx["data_points"], "16qam")
+        self.assertEqual(np.count_nonzero((llr > 0) != (sent == 1)), 0)
+        self.assertEqual(len(det.noise_variance()), 3)
+        self.assertEqual(det.stats()["trainings"], 1)
+        self.assertEqual(det.stats()["untrained_vectors"], 5)
+        with self.assertRaises(ValueError):
+            det.detect(np.zeros((4, 7), np.complex64))  # 7 antennas, not 8
+        with self.assertRaises(ValueError):
+            det.train(tx["training_rx"], tx["training_tx"][:10])
+        with self.assertRaises(ValueError):  # all-zero training, the old filter stays
+            det.train(np.zeros((200, 8), np.complex64), tx["training_tx"])
+        self.assertEqual(det.stats()["trainings"], 1)
+
+    def test_002_apsm_below_least_squares_and_antennas_help(self):
+        # 6 users 5 degrees apart: 4 antennas cannot separate them linearly.
+        configs = [noma_sweep.NomaConfig(antennas=m, users=6, receiver=rcv, training=685,
+                                         data=600, backend="cpu")
+                   for m in (4, 8) for rcv in ("apsm", "ls")]
+        stream = io.StringIO()
+        progress = ber_sweep.Progress(len(configs), stream=stream, force=True)
+        rows = noma_sweep.run_sweep(configs, [30.0], transmissions=2, seed=3, progress=progress)
+        progress.close()
+        self.assertIn("100.0%", stream.getvalue())
+        ber = {(r["antennas"], r["receiver"]): r for r in rows}
+        for m in (4, 8):
+            self.assertEqual(ber[(m, "apsm")]["bits"], 2 * 600 * 6 * 2)
+            self.assertEqual(ber[(m, "ls")]["bits"], ber[(m, "apsm")]["bits"])
+        self.assertLess(ber[(4, "apsm")]["ber"], 0.9 * ber[(4, "ls")]["ber"])
+        self.assertLess(ber[(8, "apsm")]["ber"], ber[(4, "apsm")]["ber"])
+        self.assertGreater(ber[(4, "apsm")]["ber_std"], 0.0)
+        self.assertEqual(ber[(4, "apsm")]["implementation"], "cpu-apsm")
+        self.assertIn("4x6 qpsk APSM", noma_sweep.format_table(rows))
+        with tempfile.TemporaryDirectory() as d:
+            csv_path = os.path.join(d, "noma.csv")
+            noma_sweep.write_csv(rows, csv_path)
+            with open(csv_path) as f:
+                self.assertEqual(f.readline().strip().split(","), noma_sweep.CSV_FIELDS)
+            for x in ("snr", "antennas"):
+                png = os.path.join(d, f"noma-{x}.png")
+                noma_sweep.plot_png(rows, png, x=x)
+                with open(png, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_003_bad_curves_refused_before_running(self):
+        bad = [dict(antennas=0), dict(receiver="mmse"), dict(modulation="8psk"),
+               dict(array="planar"), dict(training=3, antennas=4), dict(backend="gpu"),
+               dict(separation_deg=float("nan"))]
+        for b in bad:
+            with self.assertRaises(ValueError, msg=str(b)):
+                noma_sweep.run_sweep([noma_sweep.NomaConfig(**b)], [10.0], 1)
+        good = noma_sweep.NomaConfig(antennas=4, users=2, training=20, data=20, backend="cpu")
+        with self.assertRaises(ValueError):
+            noma_sweep.run_sweep([good], [], 1)
+        with self.assertRaises(ValueError):
+            noma_sweep.run_sweep([good], [float("inf")], 1)
+        with self.assertRaises(ValueError):
+            noma_sweep.run_sweep([good], [10.0], 0)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_noma_sweep)
