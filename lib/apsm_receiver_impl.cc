@@ -69,7 +69,8 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
                                         double tolerance,
                                         bool llr_positive_means_one,
                                         float llr_clip,
-                                        int device)
+                                        int device,
+                                        int training_offset)
 {
     auto positive = [](int v, const char* what) {
         if (v <= 0)
@@ -83,6 +84,9 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
     if (device < 0)
         throw refused("device must be a CUDA device ordinal >= 0, got " +
                       std::to_string(device));
+    if (training_offset < 0)
+        throw refused("training_offset must be >= 0 (the item of the first section), got " +
+                      std::to_string(training_offset));
     try {
         c.modulation = core::parse_modulation(modulation);
         c.backend = core::parse_backend(backend);
@@ -101,13 +105,14 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
     check_training_symbols(training_symbols, c.num_antennas, c.num_users, "training_symbols");
     check_period(training_period, training_symbols.size() / c.num_users);
     return gnuradio::make_block_sptr<apsm_receiver_impl>(
-        c, training_symbols, training_period, training_tag);
+        c, training_symbols, training_period, training_tag, training_offset);
 }
 
 apsm_receiver_impl::apsm_receiver_impl(const core::ApsmConfig& config,
                                        const std::vector<gr_complex>& training_symbols,
                                        int training_period,
-                                       const std::string& training_tag)
+                                       const std::string& training_tag,
+                                       int training_offset)
     : gr::sync_block(kBlock,
                      gr::io_signature::make(
                          1, 1, sizeof(gr_complex) * config.num_antennas),
@@ -122,6 +127,7 @@ apsm_receiver_impl::apsm_receiver_impl(const core::ApsmConfig& config,
       d_K(config.num_users),
       d_bits(core::bits_per_symbol(config.modulation)),
       d_period(training_period),
+      d_offset(static_cast<std::uint64_t>(training_offset)),
       d_tag_key(training_tag.empty() ? pmt::PMT_NIL : pmt::intern(training_tag)),
       d_symbols(training_symbols)
 {
@@ -210,10 +216,12 @@ std::uint64_t apsm_receiver_impl::next_periodic_start(std::uint64_t from) const
     constexpr auto never = std::numeric_limits<std::uint64_t>::max();
     if (d_period < 0)
         return never;
+    if (from <= d_offset)
+        return d_offset;
     if (d_period == 0)
-        return from == 0 ? 0 : never;
+        return never;
     const auto p = static_cast<std::uint64_t>(d_period);
-    return (from + p - 1) / p * p;
+    return d_offset + (from - d_offset + p - 1) / p * p;
 }
 
 void apsm_receiver_impl::start_section(std::vector<gr_complex> symbols, std::uint64_t offset)

@@ -26,7 +26,8 @@ public:
     apsm_receiver_impl(const ::mimodet::ApsmConfig& config,
                        const std::vector<gr_complex>& training_symbols,
                        int training_period,
-                       const std::string& training_tag);
+                       const std::string& training_tag,
+                       int training_offset);
 
     void set_training_symbols(const std::vector<gr_complex>& symbols) override;
     std::vector<gr_complex> training_symbols() const override;
@@ -58,6 +59,7 @@ private:
     const ::mimodet::ApsmConfig d_config;
     const std::size_t d_M, d_K, d_bits;
     const int d_period;
+    const std::uint64_t d_offset; // the first periodic section's item
     const pmt::pmt_t d_tag_key; // PMT_NIL: no training tag
     std::unique_ptr<::mimodet::ApsmDetector> d_engine;
     mutable std::mutex d_mutex; // guards everything below against setters and messages

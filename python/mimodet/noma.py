@@ -24,6 +24,8 @@ own code and random numbers. Also a least-squares linear receiver (the baseline 
 filter's linear part starts from) and nearest-point decisions, for tests and examples.
 """
 
+import os
+
 import numpy as np
 
 from . import constellation_ref as ref
@@ -111,3 +113,146 @@ def bits_of_points(points, modulation):
     """Constellation indices [...] -> their bits [..., q] (MSB first, ref.points' order)."""
     q = ref.BITS[modulation]
     return (np.asarray(points)[..., None] >> np.arange(q - 1, -1, -1)) & 1
+
+
+# --- Recordings ---------------------------------------------------------------------------
+# A NOMA recording is a multi-channel SigMF capture (sigmf.py), one channel per antenna, with
+# global "mimodet:noma": the users, the modulation, where the training sequence starts
+# ("training_offset", in samples) and its known symbols ("training_symbols", [T*K] pairs
+# [re, im], symbol t of user k at t*K + k), and an annotation "mimodet:apsm_training" over the
+# training sequence. That is what the apsm_receiver block needs to run on a recording
+# (examples/noma_apsm_capture.grc). write_capture also keeps the sent data in NAME.noma.npz,
+# so that a replay of a simulated recording can be scored.
+
+LAYOUT_KEY = "mimodet:noma"
+TRAINING_LABEL = "mimodet:apsm_training"
+
+
+def write_capture(path, transmission, modulation, lead=0, sample_rate=1e6,
+                  center_frequency=2.442e9, datatype="cf32_le", seed=0):
+    """Writes one transmission of simulate() as a NOMA recording at `path` (a SigMF base
+    name): `lead` vectors of noise alone (the transmission's N0), then its training and data
+    vectors. Returns the metadata file's name."""
+    from . import sigmf
+    tr, data = np.asarray(transmission["training_rx"]), np.asarray(transmission["data_rx"])
+    sym = np.asarray(transmission["training_tx"])
+    if modulation not in ref.BITS:
+        raise ValueError("modulation must be one of %s, got %r" % (", ".join(ref.BITS), modulation))
+    if not (isinstance(lead, (int, np.integer)) and lead >= 0):
+        raise ValueError("lead must be an integer >= 0, got %r" % (lead,))
+    antennas, users = tr.shape[1], sym.shape[1]
+    rng = np.random.default_rng(seed)
+    noise = (rng.standard_normal((lead, antennas)) + 1j * rng.standard_normal((lead, antennas))) \
+        * np.sqrt(transmission["n0"] / 2.0)
+    samples = np.concatenate([noise, tr, data]).T  # [M][n]
+    layout = {"antennas": int(antennas), "users": int(users), "modulation": modulation,
+              "training_offset": int(lead), "training": int(tr.shape[0]),
+              "training_symbols": [[float(v.real), float(v.imag)] for v in sym.ravel()]}
+    scale = None
+    if datatype == "ci16_le":  # the largest |I| or |Q| at 30000 steps, as sigmf.write_capture
+        peak = max(np.abs(samples.real).max(initial=0.0), np.abs(samples.imag).max(initial=0.0))
+        scale = peak / 30000.0 if peak > 0 else 1.0
+    with sigmf.CaptureWriter(path, antennas, sample_rate, center_frequency, datatype, scale,
+                             description="NOMA uplink, %d users, simulated by "
+                             "gnuradio.mimodet.noma" % users,
+                             extra={LAYOUT_KEY: layout}) as writer:
+        writer.annotate(lead, tr.shape[0], TRAINING_LABEL)
+        writer.write(samples)
+    np.savez(sigmf.capture_base(path) + ".noma.npz", training_tx=sym,
+             data_points=np.asarray(transmission["data_points"]), data=data.shape[0],
+             training_offset=lead)
+    return writer.meta_path
+
+
+def read_capture_layout(path):
+    """A NOMA recording's layout: dict with antennas, users, modulation, training_offset,
+    training (T) and training_symbols (complex [T][K]); plus "truth" (the .noma.npz of a
+    simulated recording: training_tx, data_points) or None. Raises ValueError, naming the
+    file and field, for a capture without a valid "mimodet:noma"."""
+    from . import sigmf
+    meta = sigmf.read_metadata(path)
+    where = "SigMF capture %r: global %s" % (path, LAYOUT_KEY)
+    layout = meta["global"].get(LAYOUT_KEY)
+    if not isinstance(layout, dict):
+        raise ValueError("%s is missing or not an object (a NOMA recording made by "
+                         "noma.write_capture has it; give the training symbols and offset "
+                         "to apsm_receiver yourself otherwise)" % where)
+    out = {}
+    for key in ("antennas", "users", "training_offset", "training"):
+        v = layout.get(key)
+        least = 0 if key == "training_offset" else 1
+        if not (isinstance(v, int) and not isinstance(v, bool) and v >= least):
+            raise ValueError("%s: %s must be a %s integer, got %r"
+                             % (where, key, "non-negative" if key == "training_offset" else "positive", v))
+        out[key] = v
+    if layout.get("modulation") not in ref.BITS:
+        raise ValueError("%s: modulation must be one of %s, got %r"
+                         % (where, ", ".join(ref.BITS), layout.get("modulation")))
+    out["modulation"] = layout["modulation"]
+    if out["antennas"] != int(meta["global"]["core:num_channels"]):
+        raise ValueError("%s: %d antennas, but the capture holds %s channels"
+                         % (where, out["antennas"], meta["global"]["core:num_channels"]))
+    try:
+        pairs = np.asarray(layout.get("training_symbols"), dtype=float)
+    except (TypeError, ValueError):
+        pairs = np.zeros((0,))
+    t, k = out["training"], out["users"]
+    if pairs.shape != (t * k, 2) or not np.all(np.isfinite(pairs)):
+        raise ValueError("%s: training_symbols must be %d finite [re, im] pairs (T = %d, K = %d)"
+                         % (where, t * k, t, k))
+    out["training_symbols"] = (pairs[:, 0] + 1j * pairs[:, 1]).reshape(t, k)
+    if out["training_offset"] + t > sigmf.num_samples(path, meta):
+        raise ValueError("%s: the training sequence (%d vectors at %d) runs past the end of "
+                         "the capture (%d)" % (where, t, out["training_offset"],
+                                               sigmf.num_samples(path, meta)))
+    truth = sigmf.capture_base(path) + ".noma.npz"
+    out["truth"] = None
+    if os.path.isfile(truth):
+        with np.load(truth) as z:
+            out["truth"] = {"training_tx": z["training_tx"], "data_points": z["data_points"]}
+    return out
+
+
+def resolve_capture_layout(path):
+    """read_capture_layout without raising, for flowgraphs that GRC must show and compile
+    before the capture exists: the layout with "error": None, or section 5's defaults (16
+    antennas, 6 QPSK users, 685 training symbols at 0) with "error" saying what is wrong;
+    the flowgraph checks it before it starts."""
+    try:
+        return dict(read_capture_layout(path), error=None)
+    except (ValueError, OSError) as e:
+        return {"antennas": 16, "users": 6, "modulation": "qpsk", "training_offset": 0,
+                "training": 685, "training_symbols": np.zeros((685, 6), complex),
+                "truth": None, "error": str(e)}
+
+
+def main(argv=None):
+    """python3 -m gnuradio.mimodet.noma NAME [options]: writes a simulated NOMA recording
+    (write_capture) to try examples/noma_apsm_capture.grc without a radio."""
+    import argparse
+    p = argparse.ArgumentParser(prog="python3 -m gnuradio.mimodet.noma",
+                                description=main.__doc__.split(":", 1)[1].strip())
+    p.add_argument("name", help="SigMF base name of the recording to write")
+    p.add_argument("--antennas", type=int, default=16)
+    p.add_argument("--users", type=int, default=6)
+    p.add_argument("--modulation", default="qpsk", choices=list(ref.BITS))
+    p.add_argument("--training", type=int, default=685)
+    p.add_argument("--data", type=int, default=3840)
+    p.add_argument("--separation", type=float, default=5.0, help="degrees between users")
+    p.add_argument("--array", default="circular", choices=list(ARRAYS))
+    p.add_argument("--snr", type=float, default=20.0, help="dB, of one user per antenna")
+    p.add_argument("--lead", type=int, default=0, help="noise-only vectors before the training")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    for name in ("antennas", "users", "training", "data"):
+        if getattr(a, name) < 1:
+            p.error("--%s must be at least 1" % name)
+    if a.lead < 0 or a.training < a.antennas:
+        p.error("--lead must be >= 0 and --training at least --antennas")
+    tx = simulate(a.antennas, a.users, a.training, a.data, a.modulation, a.separation, a.snr,
+                  a.array, seed=a.seed)
+    print("wrote", write_capture(a.name, tx, a.modulation, lead=a.lead, seed=a.seed))
+
+
+if __name__ == "__main__":
+    main()

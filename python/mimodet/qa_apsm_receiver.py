@@ -4,12 +4,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 
+import json
+import os
+import tempfile
+
 import numpy as np
 import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
 from gnuradio.mimodet import noma
+from gnuradio.mimodet import sigmf
 
 BACKEND = "cpu"  # the engine's own tests cover the GPU; here the block's logic
 
@@ -242,6 +247,7 @@ class qa_apsm_receiver(gr_unittest.TestCase):
                 ((4, 2, "qpsk", good, 0), dict(tolerance=-0.1), "tolerance"),
                 ((4, 2, "qpsk", good, 0), dict(llr_clip=-1.0), "llr_clip"),
                 ((4, 2, "qpsk", good, 0), dict(device=-1), "device"),
+                ((4, 2, "qpsk", good, 0), dict(training_offset=-1), "training_offset"),
                 ((4, 2, "qpsk", good, 5), {}, "training_period"),
                 ((0, 2, "qpsk", good, 0), {}, "num_antennas"),
                 ((4, 0, "qpsk", good, 0), {}, "num_users")):
@@ -253,6 +259,77 @@ class qa_apsm_receiver(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "apsm_receiver: .*T >= M"):
             det.set_training_symbols(good[:6])
         self.assertEqual(len(det.training_symbols()), 16)
+
+    def test_010_training_at_an_offset(self):
+        # A recording whose training sequence starts at item P (noise before it): nothing
+        # is trained on the noise, and with a period the later sections follow from P.
+        t, n, k, p = 80, 120, 3, 37
+        s, rx = self.frame(antennas=6, users=k, training=t, data=n, separation_deg=15.0,
+                           snr_db=25.0, seed=12)
+        rng = np.random.default_rng(5)
+        noise = (rng.standard_normal((p, 6)) + 1j * rng.standard_normal((p, 6))) * 0.1
+        for period, frames in ((0, 1), (t + n, 2)):
+            stream = np.concatenate([noise] + [rx] * frames)
+            det = self.receiver(s, period, training_offset=p)
+            sym, _, sym_tags, _ = self.run_block(det, stream)
+            np.testing.assert_array_equal(sym[:p + t], 0)
+            self.assertEqual(det.untrained_vectors(), p + t)
+            self.assertEqual(det.trainings(), frames)
+            self.assertEqual([tg.offset for tg in self.trained_tags(sym_tags)],
+                             [p + t + f * (t + n) for f in range(frames)])
+            for f in range(frames):
+                first = p + t + f * (t + n)
+                np.testing.assert_array_equal(
+                    noma.hard_decisions(sym[first:first + n], "qpsk"), s["data_points"])
+
+    def test_011_recording_through_sigmf_source(self):
+        # A NOMA recording (noma.write_capture, ci16 as a radio records) replayed by
+        # sigmf_source as vectors, trained at the offset its metadata gives.
+        s = noma.simulate(antennas=6, users=3, training=120, data=200, separation_deg=15.0,
+                          snr_db=25.0, seed=21)
+        with tempfile.TemporaryDirectory() as d:
+            base = os.path.join(d, "rec")
+            noma.write_capture(base, s, "qpsk", lead=45, datatype="ci16_le")
+            layout = noma.read_capture_layout(base)
+            self.assertEqual((layout["antennas"], layout["users"], layout["training_offset"],
+                              layout["training"]), (6, 3, 45, 120))
+            np.testing.assert_allclose(layout["training_symbols"], s["training_tx"], atol=1e-7)
+            np.testing.assert_array_equal(layout["truth"]["data_points"], s["data_points"])
+            self.tb = gr.top_block()
+            src = sigmf.sigmf_source(base, channels=6, vector=True)
+            det = mimodet.apsm_receiver(6, 3, "qpsk",
+                                        layout["training_symbols"].ravel().tolist(), 0,
+                                        backend=BACKEND, training_offset=45)
+            sym = blocks.vector_sink_c(3)
+            self.tb.connect(src, det, sym)
+            self.tb.connect((det, 1), blocks.null_sink(gr.sizeof_float * 6))
+            self.tb.run()
+            z = np.array(sym.data()).reshape(-1, 3)
+            self.assertEqual(len(z), 45 + 120 + 200)
+            self.assertEqual(det.trainings(), 1)
+            np.testing.assert_array_equal(noma.hard_decisions(z[165:], "qpsk"), s["data_points"])
+            # A capture whose layout is damaged is refused, naming the field.
+            meta_path = base + ".sigmf-meta"
+            with open(meta_path) as f:
+                meta = json.load(f)
+            for field, value, text in (("training_offset", -1, "training_offset"),
+                                       ("users", 0, "users"),
+                                       ("modulation", "8psk", "modulation"),
+                                       ("training_symbols", [[0, 0]], "training_symbols"),
+                                       ("training_offset", 10 ** 6, "runs past the end"),
+                                       ("antennas", 7, "channels")):
+                bad = json.loads(json.dumps(meta))
+                bad["global"][noma.LAYOUT_KEY][field] = value
+                with open(meta_path, "w") as f:
+                    json.dump(bad, f)
+                with self.assertRaisesRegex(ValueError, text):
+                    noma.read_capture_layout(base)
+                self.assertIn(text.split()[0], noma.resolve_capture_layout(base)["error"])
+            del meta["global"][noma.LAYOUT_KEY]
+            with open(meta_path, "w") as f:
+                json.dump(meta, f)
+            with self.assertRaisesRegex(ValueError, "mimodet:noma is missing"):
+                noma.read_capture_layout(base)
 
     def test_008_sections_spanning_work_calls(self):
         # At most 7 items per work() call: every section is collected over many calls,

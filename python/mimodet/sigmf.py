@@ -406,9 +406,12 @@ class sigmf_source(gr.hier_block2):
         file with another count is refused.
     first, count: replay `count` samples per channel from sample `first` (count 0: to the
         end), e.g. one uninterrupted stretch of `segments()`.
+    vector: one output instead, each item the vector of all channels' samples at one time
+        (what apsm_receiver takes).
     """
 
-    def __init__(self, path, realtime=False, repeat=False, channels=0, first=0, count=0):
+    def __init__(self, path, realtime=False, repeat=False, channels=0, first=0, count=0,
+                 vector=False):
         meta = read_metadata(path)
         g = meta["global"]
         self.channels = int(g["core:num_channels"])
@@ -418,9 +421,15 @@ class sigmf_source(gr.hier_block2):
                              % (path, self.channels, channels))
         self.sample_rate = float(g["core:sample_rate"])
         self.center_frequency = float(meta["captures"][0]["core:frequency"])
+        outputs = 1 if vector else self.channels
         gr.hier_block2.__init__(
             self, "mimodet_sigmf_source", gr.io_signature(0, 0, 0),
-            gr.io_signature(self.channels, self.channels, gr.sizeof_gr_complex))
+            gr.io_signature(outputs, outputs,
+                            gr.sizeof_gr_complex * (self.channels if vector else 1)))
+        out = self
+        if vector:
+            out = blocks.streams_to_vector(gr.sizeof_gr_complex, self.channels)
+            self.connect(out, self)
         _, data_path = _paths(path)
         cf32 = g["core:datatype"] == "cf32_le"
         item = gr.sizeof_gr_complex if cf32 else 2 * gr.sizeof_short
@@ -436,11 +445,11 @@ class sigmf_source(gr.hier_block2):
         scale = float(g.get(SCALE_KEY, 1.0))
         for ch in range(self.channels):
             if cf32:
-                self.connect((split, ch), (self, ch))
+                self.connect((split, ch), (out, ch))
             else:
                 # interleaved_short_to_complex divides by its factor: 1/scale multiplies
                 conv = blocks.interleaved_short_to_complex(True, False, 1.0 / scale)
-                self.connect((split, ch), conv, (self, ch))
+                self.connect((split, ch), conv, (out, ch))
 
 
 def read_layout(path):

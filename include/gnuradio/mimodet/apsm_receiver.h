@@ -26,8 +26,9 @@ namespace mimodet {
  * (positive means 1 unless llr_positive_means_one is false).
  *
  * A training section is T consecutive input vectors whose sent symbols are known
- * ([T][K], T >= M). Sections start at item 0 and then every training_period items when
- * training_period > 0 (frames [training; data]; training_period < 0: never by itself);
+ * ([T][K], T >= M). Sections start at item training_offset (0 by default) and then every
+ * training_period items when training_period > 0 (frames [training; data];
+ * training_period < 0: never by itself);
  * at every item carrying a stream tag with key training_tag (a c32vector value of T'*K
  * symbols gives that section's symbols, any other value the current ones); and at the
  * next item after a c32vector on message port "train" (which also replaces the
@@ -60,6 +61,7 @@ public:
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
      * \param llr_clip |LLR| limit, 0 = none
      * \param device CUDA device ordinal of the GPU backend
+     * \param training_offset the item where the first periodic section starts (>= 0)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -75,7 +77,8 @@ public:
                      double tolerance = 0.01,
                      bool llr_positive_means_one = true,
                      float llr_clip = 0.0f,
-                     int device = 0);
+                     int device = 0,
+                     int training_offset = 0);
 
     //! Replaces the training symbols ([T][K], T >= M) of later sections.
     virtual void set_training_symbols(const std::vector<gr_complex>& symbols) = 0;

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm_receiver.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(426479391f7fe75520208f3fb1db455c) */
+/* BINDTOOL_HEADER_FILE_HASH(43c0a6d23ec1b3105dcef6477464d3f5) */
 
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <pybind11/complex.h>
@@ -30,8 +30,8 @@ void bind_apsm_receiver(py::module& m)
         "APSM NOMA multiuser receiver (mehlhose2022), trained on known symbols.\n"
         "In: [M] complex64 per item (one received vector).\n"
         "Out 0: [K] complex64 equalised symbols; out 1: [K][bits] float32 max-log LLRs.\n"
-        "Training sections: every training_period items from item 0, at stream tags\n"
-        "'training_tag', after a c32vector on message port 'train' or retrain().\n"
+        "Training sections: every training_period items from item training_offset,\n"
+        "at stream tags 'training_tag', after a c32vector on message port 'train' or retrain().\n"
         "The first item detected with a new training carries the tag 'apsm_trained'.")
         .def(py::init(&apsm_receiver::make),
              py::arg("num_antennas"),
@@ -48,7 +48,8 @@ void bind_apsm_receiver(py::module& m)
              py::arg("tolerance") = 0.01,
              py::arg("llr_positive_means_one") = true,
              py::arg("llr_clip") = 0.0f,
-             py::arg("device") = 0)
+             py::arg("device") = 0,
+             py::arg("training_offset") = 0)
         .def("set_training_symbols",
              &apsm_receiver::set_training_symbols,
              py::arg("symbols"))
