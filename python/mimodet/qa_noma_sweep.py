@@ -7,13 +7,15 @@
 # (mimodet_sim's apsm/ls curves): APSM against least squares on the same transmissions,
 # the antenna count's effect, CSV and both plots, bad curves refused before running.
 
+import importlib.util
 import io
 import os
 import tempfile
+import unittest
 
 import numpy as np
 from gnuradio import gr_unittest
-from gnuradio.mimodet import apsm_detector, ber_sweep, noma, noma_sweep
+from gnuradio.mimodet import apsm_detector, ber_sweep, gpu_available, noma, noma_sweep
 
 
 class qa_noma_sweep(gr_unittest.TestCase):
@@ -71,11 +73,22 @@ class qa_noma_sweep(gr_unittest.TestCase):
             noma_sweep.write_csv(rows, csv_path)
             with open(csv_path) as f:
                 self.assertEqual(f.readline().strip().split(","), noma_sweep.CSV_FIELDS)
+                self.assertEqual(len(f.readlines()), len(rows))
+
+    @unittest.skipUnless(importlib.util.find_spec("matplotlib"), "needs matplotlib")
+    def test_004_plots(self):
+        configs = [noma_sweep.NomaConfig(antennas=m, users=3, receiver=rcv, training=60,
+                                         data=60, backend="cpu")
+                   for m in (4, 6) for rcv in ("apsm", "ls")]
+        rows = noma_sweep.run_sweep(configs, [5.0, 10.0], transmissions=1)
+        with tempfile.TemporaryDirectory() as d:
             for x in ("snr", "antennas"):
                 png = os.path.join(d, f"noma-{x}.png")
                 noma_sweep.plot_png(rows, png, x=x)
                 with open(png, "rb") as f:
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+            with self.assertRaises(ValueError):
+                noma_sweep.plot_png(rows, os.path.join(d, "bad.png"), x="users")
 
     def test_003_bad_curves_refused_before_running(self):
         bad = [dict(antennas=0), dict(receiver="mmse"), dict(modulation="8psk"),
@@ -91,6 +104,19 @@ class qa_noma_sweep(gr_unittest.TestCase):
             noma_sweep.run_sweep([good], [float("inf")], 1)
         with self.assertRaises(ValueError):
             noma_sweep.run_sweep([good], [10.0], 0)
+
+    @unittest.skipUnless(gpu_available()[0], "needs a GPU")
+    def test_005_gpu_binding_matches_the_cpu(self):
+        tx = noma.simulate(antennas=8, users=6, training=400, data=800, seed=6, snr_db=25.0)
+        out = {}
+        for backend in ("cpu", "cuda"):
+            det = apsm_detector(8, 6, "qpsk", backend=backend)
+            self.assertEqual(det.name(), backend + "-apsm")
+            det.train(tx["training_rx"], tx["training_tx"])
+            out[backend] = det.detect(tx["data_rx"]) + (det.noise_variance(),)
+        np.testing.assert_allclose(out["cuda"][0], out["cpu"][0], atol=1e-3)
+        self.assertEqual(np.count_nonzero((out["cuda"][1] > 0) != (out["cpu"][1] > 0)), 0)
+        np.testing.assert_allclose(out["cuda"][2], out["cpu"][2], rtol=1e-9)
 
 
 if __name__ == "__main__":
