@@ -539,6 +539,9 @@ int run_apsm_bench(int reps, bool gpu, int device)
     t0 = clock::now();
     cpu.detect(tr.data_rx.data(), N, out.data(), 0);
     const double cpu_detect_all_ms = ms_since(t0);
+    t0 = clock::now();
+    cpu.detect_float32(tr.data_rx.data(), N, out.data(), 0);
+    const double cpu_detect_f32_ms = ms_since(t0);
     std::printf("# APSM, %zu antennas, %zu users, %zu training / %zu data symbols, "
                 "dictionary %zu\n",
                 M, K, s.training_symbols, N, cpu.dictionary_size());
@@ -546,6 +549,7 @@ int run_apsm_bench(int reps, bool gpu, int device)
     std::printf("%-34s %12.3f %14s\n", "training, CPU float64, all users", train_ms, "~100");
     std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, 1 thread", cpu_detect_ms, "");
     std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, all cores", cpu_detect_all_ms, "");
+    std::printf("%-34s %12.3f %14s\n", "detection, CPU float32, all cores", cpu_detect_f32_ms, "");
 #ifdef MIMODET_HAVE_CUDA
     if (gpu) {
         std::string why;

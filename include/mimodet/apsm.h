@@ -37,6 +37,10 @@ struct ApsmParams {
     void validate() const;
 };
 
+//! Arithmetic of the CPU backend's detection (training is float64 on both backends; the
+//! GPU detects in float32).
+enum class ApsmPrecision { float64, float32 };
+
 struct ApsmConfig {
     std::size_t num_antennas = 16; //!< M
     std::size_t num_users = 6;     //!< K
@@ -47,6 +51,7 @@ struct ApsmConfig {
     Backend backend = Backend::cpu;
     int device = 0;      //!< CUDA device ordinal of the GPU backend
     int num_threads = 0; //!< CPU backend's detection threads; 0 = all cores
+    ApsmPrecision cpu_precision = ApsmPrecision::float64; //!< CPU backend's detection
 
     //! Throws std::invalid_argument naming the offending value.
     void validate() const;
@@ -88,7 +93,7 @@ public:
      * 0 before training. */
     virtual double noise_variance(std::size_t user) const = 0;
     virtual ApsmStats stats() const = 0;
-    //! "cpu-apsm" or "cuda-apsm".
+    //! "cpu-apsm", "cpu-apsm-float32" or "cuda-apsm".
     virtual std::string name() const = 0;
     const ApsmConfig& config() const { return d_config; }
 

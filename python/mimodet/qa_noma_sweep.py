@@ -45,6 +45,13 @@ class qa_noma_sweep(gr_unittest.TestCase):
             det.detect(np.zeros((4, 7), np.complex64))  # 7 antennas, not 8
         with self.assertRaises(ValueError):
             det.train(tx["training_rx"], tx["training_tx"][:10])
+        f32 = apsm_detector(8, 3, "16qam", backend="cpu", precision="float32")
+        self.assertEqual(f32.name(), "cpu-apsm-float32")
+        f32.train(tx["training_rx"], tx["training_tx"])
+        z32, llr32 = f32.detect(tx["data_rx"])
+        np.testing.assert_allclose(z32, z, atol=1e-3)
+        with self.assertRaisesRegex(ValueError, "precision"):
+            apsm_detector(8, 3, precision="float16")
         with self.assertRaises(ValueError):  # all-zero training, the old filter stays
             det.train(np.zeros((200, 8), np.complex64), tx["training_tx"])
         self.assertEqual(det.stats()["trainings"], 1)

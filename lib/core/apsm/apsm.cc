@@ -266,6 +266,17 @@ void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
     }
     d_scale = p.scale;
     d_dictionary = std::move(p.dictionary);
+    d_dictionary_f.assign(d_dictionary.begin(), d_dictionary.end());
+    d_gamma_f.assign(K * D, 0.0f);
+    d_linear_f.assign(K * L, 0.0f);
+    for (std::size_t k = 0; k < K; ++k) {
+        const ApsmFilter& f = d_filters[k];
+        if (!f.linear_only)
+            for (std::size_t i = 0; i < D; ++i)
+                d_gamma_f[k * D + i] = static_cast<float>(d_params.weight_gaussian * f.coefficient[i]);
+        for (std::size_t l = 0; l < L; ++l)
+            d_linear_f[k * L + l] = static_cast<float>(d_params.weight_linear * f.linear[l]);
+    }
     d_erased = 0;
 }
 
@@ -318,6 +329,68 @@ void ApsmReceiver::detect(const cf32* r, std::size_t count, cf32* out, int threa
                     im += wg * g2;
                 }
                 out[t * K + k] = cf32(static_cast<float>(re), static_cast<float>(im));
+            }
+        }
+    }
+    d_erased += erased;
+}
+
+void ApsmReceiver::detect_float32(const cf32* r, std::size_t count, cf32* out, int threads)
+{
+    if (!trained())
+        throw std::logic_error("APSM: detect() before train()");
+    const std::size_t M = d_antennas, K = d_users, L = 2 * M, D = dictionary_size();
+    const float inv_scale = static_cast<float>(1.0 / d_scale);
+    const float inv_two_var = static_cast<float>(1.0 / (2.0 * d_params.kernel_variance));
+    const bool gaussian_part = d_params.weight_gaussian > 0.0;
+    const long long n = static_cast<long long>(count);
+    std::size_t erased = 0;
+#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    reduction(+ : erased)
+    {
+        std::vector<float> x1(L), x2(L), k1(D), k2(D);
+#pragma omp for schedule(static)
+        for (long long ti = 0; ti < n; ++ti) {
+            const std::size_t t = static_cast<std::size_t>(ti);
+            const cf32* rt = r + t * M;
+            if (!std::all_of(rt, rt + M, finite)) {
+                std::fill(out + t * K, out + (t + 1) * K, cf32(0.0f, 0.0f));
+                ++erased;
+                continue;
+            }
+            for (std::size_t m = 0; m < M; ++m) { // real_samples() in float
+                const float re = rt[m].real() * inv_scale, im = rt[m].imag() * inv_scale;
+                x1[m] = re;
+                x1[M + m] = im;
+                x2[m] = im;
+                x2[M + m] = -re;
+            }
+            if (gaussian_part)
+                for (std::size_t i = 0; i < D; ++i) {
+                    const float* d = &d_dictionary_f[i * L];
+                    float s1 = 0.0f, s2 = 0.0f;
+                    for (std::size_t l = 0; l < L; ++l) {
+                        s1 += (d[l] - x1[l]) * (d[l] - x1[l]);
+                        s2 += (d[l] - x2[l]) * (d[l] - x2[l]);
+                    }
+                    k1[i] = std::exp(-s1 * inv_two_var);
+                    k2[i] = std::exp(-s2 * inv_two_var);
+                }
+            for (std::size_t k = 0; k < K; ++k) {
+                const float* c = &d_linear_f[k * L];
+                float re = 0.0f, im = 0.0f;
+                for (std::size_t l = 0; l < L; ++l) {
+                    re += c[l] * x1[l];
+                    im += c[l] * x2[l];
+                }
+                if (gaussian_part && !d_filters[k].linear_only) {
+                    const float* g = &d_gamma_f[k * D];
+                    for (std::size_t i = 0; i < D; ++i) {
+                        re += g[i] * k1[i];
+                        im += g[i] * k2[i];
+                    }
+                }
+                out[t * K + k] = cf32(re, im);
             }
         }
     }

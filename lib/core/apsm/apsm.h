@@ -106,6 +106,9 @@ public:
      * threads (0: all cores). A vector with a non-finite sample gives 0 for every user
      * and is counted in erased_vectors(). */
     void detect(const cf32* r, std::size_t count, cf32* out, int threads = 0);
+    /*! detect() in float32 (as the GPU computes): the normalised dictionary and the
+     * coefficients rounded to float, squared distances summed in float, expf. */
+    void detect_float32(const cf32* r, std::size_t count, cf32* out, int threads = 0);
 
     bool trained() const { return !d_dictionary.empty(); }
     std::size_t antennas() const { return d_antennas; }
@@ -125,6 +128,9 @@ private:
     double d_scale = 0.0;
     std::vector<double> d_dictionary; //!< [D][2M]: the normalised training samples
     std::vector<ApsmFilter> d_filters;
+    // detect_float32's copies, made by install(): [D][L], w_G gamma [K][D] (0 for a user on
+    // its linear part), w_L c [K][L]
+    std::vector<float> d_dictionary_f, d_gamma_f, d_linear_f;
     std::size_t d_erased = 0;
 };
 

@@ -106,7 +106,10 @@ void CpuApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, fl
         z = d_z.data();
     }
     const std::size_t erased_before = d_rx.erased_vectors();
-    d_rx.detect(r, count, z, d_config.num_threads);
+    if (d_config.cpu_precision == ApsmPrecision::float32)
+        d_rx.detect_float32(r, count, z, d_config.num_threads);
+    else
+        d_rx.detect(r, count, z, d_config.num_threads);
     d_stats.erased_vectors += d_rx.erased_vectors() - erased_before;
     if (llr)
         soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);

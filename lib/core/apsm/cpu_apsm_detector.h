@@ -42,7 +42,10 @@ public:
     void detect(const cf32* r, std::size_t count, cf32* symbols, float* llr) override;
     double noise_variance(std::size_t user) const override;
     ApsmStats stats() const override;
-    std::string name() const override { return "cpu-apsm"; }
+    std::string name() const override
+    {
+        return d_config.cpu_precision == ApsmPrecision::float32 ? "cpu-apsm-float32" : "cpu-apsm";
+    }
     const ApsmReceiver& receiver() const { return d_rx; }
 
 private:

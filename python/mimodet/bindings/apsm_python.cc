@@ -10,7 +10,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(5dddd5b0b2ccb7e63d477ac8454273cd)*/
+/* BINDTOOL_HEADER_FILE_HASH(3d836881a7b5508c3a5fafc8fe1a9c97)*/
 
 #include <mimodet/apsm.h>
 #include <pybind11/numpy.h>
@@ -60,7 +60,8 @@ void bind_apsm(py::module& m)
                          bool least_squares_start,
                          float llr_clip,
                          int device,
-                         int num_threads) {
+                         int num_threads,
+                         const std::string& precision) {
                  if (antennas <= 0 || users <= 0 || window <= 0)
                      throw std::invalid_argument(
                          "APSM: antennas, users and window must be positive");
@@ -78,6 +79,12 @@ void bind_apsm(py::module& m)
                  c.llr_clip = llr_clip;
                  c.device = device;
                  c.num_threads = num_threads;
+                 if (precision == "float32")
+                     c.cpu_precision = ::mimodet::ApsmPrecision::float32;
+                 else if (precision != "float64")
+                     throw std::invalid_argument(
+                         "APSM: precision must be \"float64\" or \"float32\", got \"" +
+                         precision + "\"");
                  auto p = std::make_unique<PyApsm>();
                  p->det = ::mimodet::make_apsm_detector(c, &p->fallback_reason);
                  return p;
@@ -94,7 +101,8 @@ void bind_apsm(py::module& m)
              py::arg("least_squares_start") = true,
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
-             py::arg("num_threads") = 0)
+             py::arg("num_threads") = 0,
+             py::arg("precision") = "float64")
         .def(
             "train",
             [](PyApsm& self, const Array& r, const Array& symbols) {

@@ -162,3 +162,33 @@ TEST(CpuApsmDetector, BackendsAndBadConfigurations)
     c.llr_clip = -1.0f;
     EXPECT_THROW(make_apsm_detector(c), std::invalid_argument);
 }
+
+TEST(CpuApsmDetector, Float32DetectionMatchesFloat64)
+{
+    // The float32 path computes as the GPU does; against float64 on the same training:
+    // symbols within float tolerance, the same decisions, the same erasures.
+    for (const Modulation mod : { Modulation::qpsk, Modulation::qam16 }) {
+        auto tr = transmission(mod, 8, 9);
+        tr.data_rx[5 * 8 + 2] = cf32(NAN, 0.0f);
+        ApsmConfig c = config(mod, 8);
+        auto f64 = make_apsm_detector(c);
+        c.cpu_precision = ApsmPrecision::float32;
+        auto f32 = make_apsm_detector(c);
+        EXPECT_EQ(f32->name(), "cpu-apsm-float32");
+        f64->train(tr.training_rx.data(), tr.training_tx.data(), 300);
+        f32->train(tr.training_rx.data(), tr.training_tx.data(), 300);
+        const std::size_t N = 1000, K = 6, Q = bits_per_symbol(mod);
+        std::vector<cf32> z64(N * K), z32(N * K);
+        std::vector<float> l64(N * K * Q), l32(N * K * Q);
+        f64->detect(tr.data_rx.data(), N, z64.data(), l64.data());
+        f32->detect(tr.data_rx.data(), N, z32.data(), l32.data());
+        std::size_t flips = 0;
+        for (std::size_t i = 0; i < N * K; ++i)
+            EXPECT_LT(std::abs(z32[i] - z64[i]), 1e-3f * std::max(1.0f, std::abs(z64[i]))) << i;
+        for (std::size_t i = 0; i < l64.size(); ++i)
+            flips += (l32[i] > 0) != (l64[i] > 0) && std::abs(l64[i]) > 1e-2f;
+        EXPECT_EQ(flips, 0u) << to_string(mod);
+        EXPECT_EQ(f32->stats().erased_vectors, 1u);
+        EXPECT_EQ(z32[5 * K], cf32(0.0f, 0.0f));
+    }
+}
