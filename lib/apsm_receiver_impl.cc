@@ -133,12 +133,23 @@ apsm_receiver_impl::apsm_receiver_impl(const core::ApsmConfig& config,
 {
     std::string fallback_reason;
     d_engine = core::make_apsm_detector(config, &fallback_reason);
+    // A GPU that cannot hold the training section: the CPU for auto, an error for cuda.
+    const std::size_t t = training_symbols.size() / d_K, limit = d_engine->max_training_symbols();
+    if (limit && t > limit) {
+        const std::string why = d_engine->name() + " takes at most " + std::to_string(limit) +
+                                " training symbols, the section has " + std::to_string(t);
+        if (config.backend != core::Backend::automatic)
+            throw refused(why);
+        auto cpu = config;
+        cpu.backend = core::Backend::cpu;
+        d_engine = core::make_apsm_detector(cpu);
+        fallback_reason = why;
+    }
     // One warning per process, as the detector blocks do.
     static std::once_flag warned;
     if (!fallback_reason.empty() && config.backend == core::Backend::automatic)
         std::call_once(warned, [&] {
-            d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
-                           fallback_reason);
+            d_logger->warn("backend=auto: running on the CPU ({:s})", fallback_reason);
         });
     set_tag_propagation_policy(gr::block::TPP_ALL_TO_ALL);
     message_port_register_in(pmt::mp(kTrainPort));
@@ -146,10 +157,19 @@ apsm_receiver_impl::apsm_receiver_impl(const core::ApsmConfig& config,
                     [this](const pmt::pmt_t& msg) { handle_train_message(msg); });
 }
 
+void apsm_receiver_impl::check_engine_limit(std::size_t training_vectors) const
+{
+    const std::size_t limit = d_engine->max_training_symbols();
+    if (limit && training_vectors > limit)
+        throw refused(d_engine->name() + " takes at most " + std::to_string(limit) +
+                      " training symbols, not " + std::to_string(training_vectors));
+}
+
 void apsm_receiver_impl::set_training_symbols(const std::vector<gr_complex>& symbols)
 {
     check_training_symbols(symbols, d_M, d_K, "training symbols");
     check_period(d_period, symbols.size() / d_K);
+    check_engine_limit(symbols.size() / d_K);
     std::lock_guard<std::mutex> lock(d_mutex);
     d_symbols = symbols;
 }
@@ -183,6 +203,7 @@ void apsm_receiver_impl::handle_train_message(const pmt::pmt_t& msg)
     try {
         check_training_symbols(symbols, d_M, d_K, "the 'train' message's symbols");
         check_period(d_period, symbols.size() / d_K);
+        check_engine_limit(symbols.size() / d_K);
     } catch (const std::invalid_argument& e) {
         d_logger->error("{:s}; message ignored", e.what());
         return;
@@ -208,7 +229,19 @@ std::vector<gr_complex> apsm_receiver_impl::symbols_of_tag(const gr::tag_t& tag)
     }
     std::size_t len = 0;
     const gr_complex* p = pmt::c32vector_elements(tag.value, len);
-    return std::vector<gr_complex>(p, p + len);
+    std::vector<gr_complex> symbols(p, p + len);
+    try { // the checks of the message's symbols
+        check_training_symbols(symbols, d_M, d_K, "the tag's symbols");
+        check_period(d_period, symbols.size() / d_K);
+        check_engine_limit(symbols.size() / d_K);
+    } catch (const std::invalid_argument& e) {
+        d_logger->error("'{:s}' tag at item {:d}: {:s}; the section uses the current symbols",
+                        pmt::symbol_to_string(tag.key),
+                        tag.offset,
+                        e.what());
+        return d_symbols;
+    }
+    return symbols;
 }
 
 std::uint64_t apsm_receiver_impl::next_periodic_start(std::uint64_t from) const
@@ -246,7 +279,7 @@ bool apsm_receiver_impl::train_collected(std::uint64_t last_item)
     const std::size_t t = d_section_symbols.size() / d_K;
     try {
         d_engine->train(d_section_rx.data(), d_section_symbols.data(), t);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::exception& e) { // bad input, or the GPU failed: the flowgraph goes on
         ++d_training_failures;
         d_logger->error("training section of items {:d}..{:d} refused ({:s}); the previous "
                         "training stays in force",

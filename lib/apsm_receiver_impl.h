@@ -50,6 +50,8 @@ private:
     void start_section(std::vector<gr_complex> symbols, std::uint64_t offset);
     //! Trains on the collected section; false (logged, counted) when the engine refuses.
     bool train_collected(std::uint64_t last_item);
+    //! Refuses a section longer than the engine takes (the GPU's shared memory).
+    void check_engine_limit(std::size_t training_vectors) const;
     //! The training symbols a tag's value gives (its c32vector, or the current symbols).
     std::vector<gr_complex> symbols_of_tag(const gr::tag_t& tag) const;
     //! The first item >= from (absolute) where a periodic section starts, or UINT64_MAX.

@@ -89,10 +89,13 @@ public:
     /*! The variance of user k's equalisation error E|g(r) - b|^2, estimated on the
      * training symbols: the a-priori errors (each training sample predicted before the
      * filter was projected onto it) of the second half of training, so not flattered by
-     * fitting; the least-squares filter's training MSE for a user that falls back to it.
+     * fitting, or the training MSE where that is larger; the least-squares filter's
+     * training MSE for a user that falls back to it.
      * 0 before training. */
     virtual double noise_variance(std::size_t user) const = 0;
     virtual ApsmStats stats() const = 0;
+    //! The most training symbols train() takes; 0: no limit (the CPU's).
+    virtual std::size_t max_training_symbols() const { return 0; }
     //! "cpu-apsm", "cpu-apsm-float32" or "cuda-apsm".
     virtual std::string name() const = 0;
     const ApsmConfig& config() const { return d_config; }

@@ -172,6 +172,14 @@ class qa_apsm_receiver(gr_unittest.TestCase):
                                     "my_key", BACKEND)
         sym, _, _, _ = self.run_block(det, rx, [mimodet.make_tag(0, "my_key", pmt.PMT_T)])
         np.testing.assert_allclose(sym[t:], ref_sym[t:], rtol=1e-5, atol=1e-6)
+        # A tag whose symbols cannot train (T' = 2 < M = 6) is refused like a message's:
+        # the section uses the current symbols, and trains.
+        det = mimodet.apsm_receiver(6, k, "qpsk", s["training_tx"].ravel().tolist(), -1,
+                                    "apsm_train", BACKEND)
+        short = mimodet.make_tag(0, "apsm_train", c32(s["training_tx"][:2]))
+        sym, _, _, _ = self.run_block(det, rx, [short])
+        np.testing.assert_allclose(sym[t:], ref_sym[t:], rtol=1e-5, atol=1e-6)
+        self.assertEqual((det.trainings(), det.training_failures()), (1, 0))
         # The 'train' message: replaces the symbols, the next item starts a section.
         det = mimodet.apsm_receiver(6, k, "qpsk", wrong, -1, "", BACKEND)
         det._post(pmt.intern("train"), c32(s["training_tx"]))

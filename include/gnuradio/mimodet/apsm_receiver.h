@@ -49,8 +49,8 @@ public:
      * \param num_users K, users
      * \param modulation "bpsk", "qpsk", "16qam", "64qam" or "256qam"
      * \param training_symbols one section's known symbols, [T][K] flattened (T >= M)
-     * \param training_period items between section starts (from item 0); 0 = one
-     *        section at item 0 only; < 0 = none (tags, messages and retrain() only)
+     * \param training_period items between section starts (from item training_offset);
+     *        0 = one section there only; < 0 = none (tags, messages and retrain() only)
      * \param training_tag key of the stream tags that start a section; "" = none
      * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
      * \param window W, concurrent projections per training step (>= 1)

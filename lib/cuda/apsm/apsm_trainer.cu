@@ -260,7 +260,7 @@ template <int PER>
 void launch_project(const double* gram, const double* base, const double* targets, int K,
                     int D, int W, double eps, double* gamma, double* apriori, cudaStream_t s)
 {
-    const std::size_t smem = (2 * D + 2 * 32 + 32 * 32 + kLoopThreads / 32) * sizeof(double);
+    const std::size_t smem = CudaApsmTrainer::shared_memory_bytes(static_cast<std::size_t>(D));
     MIMODET_CUDA_CHECK(cudaFuncSetAttribute(project_kernel<PER>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem)));
@@ -273,6 +273,7 @@ void launch_project(const double* gram, const double* base, const double* target
 
 struct CudaApsmTrainer::Impl {
     int device = 0;
+    std::size_t max_symbols = 0;
     cudaStream_t stream = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
     std::unique_ptr<Buffer<double>> x, gram, base, targets, c0, c, gamma, apriori, err;
@@ -294,6 +295,13 @@ CudaApsmTrainer::CudaApsmTrainer(int device) : d_impl(std::make_unique<Impl>())
 {
     d_impl->device = device;
     MIMODET_CUDA_CHECK(cudaSetDevice(device));
+    int optin = 0;
+    MIMODET_CUDA_CHECK(
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    std::size_t t = kMaxTrainingSymbols;
+    while (t > 0 && shared_memory_bytes(2 * t) > static_cast<std::size_t>(optin))
+        --t;
+    d_impl->max_symbols = t;
     MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(&d_impl->stream, cudaStreamNonBlocking));
     MIMODET_CUDA_CHECK(cudaEventCreate(&d_impl->start));
     MIMODET_CUDA_CHECK(cudaEventCreate(&d_impl->stop));
@@ -303,16 +311,23 @@ CudaApsmTrainer::~CudaApsmTrainer() = default;
 
 double CudaApsmTrainer::last_gpu_ms() const { return d_impl->gpu_ms; }
 
+std::size_t CudaApsmTrainer::max_training_symbols() const { return d_impl->max_symbols; }
+
+std::size_t CudaApsmTrainer::shared_memory_bytes(std::size_t samples)
+{
+    return (2 * samples + 2 * 32 + 32 * 32 + kLoopThreads / 32) * sizeof(double);
+}
+
 apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
                                               const apsm::TrainingProblem& p)
 {
     Impl& m = *d_impl;
     params.validate();
     const std::size_t K = p.users, L = p.length(), D = p.samples(), W = params.window;
-    if (p.count == 0 || p.count > kMaxTrainingSymbols)
-        throw std::invalid_argument("APSM on the GPU: 1 to " +
-                                    std::to_string(kMaxTrainingSymbols) +
-                                    " training symbols, not " + std::to_string(p.count));
+    if (p.count == 0 || p.count > m.max_symbols)
+        throw std::invalid_argument("APSM on the GPU: 1 to " + std::to_string(m.max_symbols) +
+                                    " training symbols on this device, not " +
+                                    std::to_string(p.count));
     if (W > kMaxWindow)
         throw std::invalid_argument("APSM on the GPU: a window of at most " +
                                     std::to_string(kMaxWindow) + ", not " + std::to_string(W));
@@ -324,19 +339,32 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
 
     MIMODET_CUDA_CHECK(cudaSetDevice(m.device));
     if (D > m.capacity_D || K > m.capacity_K || L > m.capacity_L) {
-        m.capacity_D = std::max(D, m.capacity_D);
-        m.capacity_K = std::max(K, m.capacity_K);
-        m.capacity_L = std::max(L, m.capacity_L);
-        const std::size_t cD = m.capacity_D, cK = m.capacity_K, cL = m.capacity_L;
-        m.x = std::make_unique<Buffer<double>>(cD * cL, false);
-        m.gram = std::make_unique<Buffer<double>>(cD * cD, false);
-        m.base = std::make_unique<Buffer<double>>(cK * cD, false);
-        m.targets = std::make_unique<Buffer<double>>(cK * cD, false);
-        m.gamma = std::make_unique<Buffer<double>>(cK * cD, false);
-        m.c0 = std::make_unique<Buffer<double>>(cK * cL, false);
-        m.c = std::make_unique<Buffer<double>>(cK * cL, false);
-        m.apriori = std::make_unique<Buffer<double>>(cK, false);
-        m.err = std::make_unique<Buffer<double>>(3 * cK, false);
+        // All allocated before any is replaced: a failure leaves the old set whole.
+        const std::size_t cD = std::max(D, m.capacity_D), cK = std::max(K, m.capacity_K),
+                          cL = std::max(L, m.capacity_L);
+        auto x = std::make_unique<Buffer<double>>(cD * cL, false);
+        m.gram.reset(); // the big one: freed first, so that the new one fits
+        m.capacity_D = m.capacity_K = m.capacity_L = 0;
+        auto gram = std::make_unique<Buffer<double>>(cD * cD, false);
+        auto base = std::make_unique<Buffer<double>>(cK * cD, false);
+        auto targets = std::make_unique<Buffer<double>>(cK * cD, false);
+        auto gamma = std::make_unique<Buffer<double>>(cK * cD, false);
+        auto c0 = std::make_unique<Buffer<double>>(cK * cL, false);
+        auto c = std::make_unique<Buffer<double>>(cK * cL, false);
+        auto apriori = std::make_unique<Buffer<double>>(cK, false);
+        auto err = std::make_unique<Buffer<double>>(3 * cK, false);
+        m.x = std::move(x);
+        m.gram = std::move(gram);
+        m.base = std::move(base);
+        m.targets = std::move(targets);
+        m.gamma = std::move(gamma);
+        m.c0 = std::move(c0);
+        m.c = std::move(c);
+        m.apriori = std::move(apriori);
+        m.err = std::move(err);
+        m.capacity_D = cD;
+        m.capacity_K = cK;
+        m.capacity_L = cL;
     }
     const cudaStream_t s = m.stream;
     const int iD = static_cast<int>(D), iL = static_cast<int>(L), iK = static_cast<int>(K);

@@ -27,6 +27,9 @@ class CudaApsmTrainer
 public:
     //! The kernel matrix takes 8 D^2 bytes: 4096 symbols (D = 8192) need 512 MiB.
     static constexpr std::size_t kMaxTrainingSymbols = 4096;
+    //! The training loop keeps gamma and the targets of all D samples in shared memory:
+    //! 16 D bytes and 8.8 KB more, within the device's opt-in limit per block.
+    static std::size_t shared_memory_bytes(std::size_t samples);
     static constexpr std::size_t kMaxWindow = 32; //!< the window is one warp's, a lane per sample
     static constexpr std::size_t kMaxAntennas = 32;
 
@@ -41,6 +44,10 @@ public:
 
     //! GPU time of the last project() from the first upload to the last download, in ms.
     double last_gpu_ms() const;
+    /*! The most training symbols this device takes: kMaxTrainingSymbols, or fewer where
+     * its shared memory per block is smaller (4096 on an H100 or A100, 2894 with 99 KB
+     * (sm_86/89), 1774 with 64 KB (sm_75)). */
+    std::size_t max_training_symbols() const;
 
 private:
     struct Impl;

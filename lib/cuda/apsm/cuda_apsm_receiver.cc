@@ -46,10 +46,11 @@ CudaApsmReceiver::CudaApsmReceiver(const ApsmConfig& config)
 
 void CudaApsmReceiver::train(const cf32* r, const cf32* symbols, std::size_t count)
 {
-    if (count > CudaApsmTrainer::kMaxTrainingSymbols)
+    if (count > d_trainer.max_training_symbols())
         throw std::invalid_argument("APSM on the GPU: at most " +
-                                    std::to_string(CudaApsmTrainer::kMaxTrainingSymbols) +
-                                    " training symbols, not " + std::to_string(count));
+                                    std::to_string(d_trainer.max_training_symbols()) +
+                                    " training symbols on this device, not " +
+                                    std::to_string(count));
     // Everything is built beside the current training and swapped in only when complete.
     apsm::TrainingProblem problem = d_rx.prepare_training(r, symbols, count);
     const apsm::TrainingResult result = d_trainer.project(d_config.params, problem);

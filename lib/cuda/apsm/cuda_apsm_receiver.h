@@ -34,6 +34,10 @@ public:
     double noise_variance(std::size_t user) const override;
     ApsmStats stats() const override { return d_stats; }
     std::string name() const override { return "cuda-apsm"; }
+    std::size_t max_training_symbols() const override
+    {
+        return d_trainer.max_training_symbols();
+    }
     const apsm::ApsmReceiver& receiver() const { return d_rx; }
     //! GPU time of the last training (CudaApsmTrainer::last_gpu_ms).
     double last_training_gpu_ms() const { return d_trainer.last_gpu_ms(); }

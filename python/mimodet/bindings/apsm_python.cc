@@ -10,13 +10,14 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(3d836881a7b5508c3a5fafc8fe1a9c97)*/
+/* BINDTOOL_HEADER_FILE_HASH(3430f0ae5fa90cab45d36d7fbe329236)*/
 
 #include <mimodet/apsm.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +39,7 @@ std::size_t rows_of(const Array& a, std::size_t width, const char* what)
 struct PyApsm {
     std::unique_ptr<::mimodet::ApsmDetector> det;
     std::string fallback_reason;
+    std::mutex mutex; // calls from several Python threads (the GIL is released) in turn
 };
 
 } // namespace
@@ -111,6 +113,7 @@ void bind_apsm(py::module& m)
                 if (rows_of(symbols, c.num_users, "symbols") != n)
                     throw py::value_error("APSM: r and symbols must have the same rows");
                 py::gil_scoped_release release;
+                std::lock_guard<std::mutex> lock(self.mutex);
                 self.det->train(r.data(), symbols.data(), n);
             },
             py::arg("r"),
@@ -129,6 +132,7 @@ void bind_apsm(py::module& m)
                                          static_cast<py::ssize_t>(Q) });
                 {
                     py::gil_scoped_release release;
+                    std::lock_guard<std::mutex> lock(self.mutex);
                     self.det->detect(r.data(), n, z.mutable_data(), llr.mutable_data());
                 }
                 return py::make_tuple(z, llr);
@@ -136,17 +140,24 @@ void bind_apsm(py::module& m)
             py::arg("r"),
             "(symbols [N][K], LLRs [N][K][bits], positive means 1) of received vectors "
             "r [N][M].")
-        .def("trained", [](const PyApsm& self) { return self.det->trained(); })
+        .def("trained",
+             [](PyApsm& self) {
+                 std::lock_guard<std::mutex> lock(self.mutex);
+                 return self.det->trained();
+             })
         .def("noise_variance",
-             [](const PyApsm& self) {
+             [](PyApsm& self) {
+                 std::lock_guard<std::mutex> lock(self.mutex);
                  std::vector<double> v(self.det->config().num_users);
                  for (std::size_t k = 0; k < v.size(); ++k)
                      v[k] = self.det->noise_variance(k);
                  return v;
              })
         .def("stats",
-             [](const PyApsm& self) {
+             [](PyApsm& self) {
+                 std::unique_lock<std::mutex> lock(self.mutex);
                  const auto s = self.det->stats();
+                 lock.unlock();
                  py::dict d;
                  d["trainings"] = s.trainings;
                  d["vectors"] = s.vectors;

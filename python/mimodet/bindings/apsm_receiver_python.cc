@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm_receiver.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(43c0a6d23ec1b3105dcef6477464d3f5) */
+/* BINDTOOL_HEADER_FILE_HASH(983d5ed829530a4ac214758b3a80b62c) */
 
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <pybind11/complex.h>
@@ -20,6 +20,7 @@ namespace py = pybind11;
 void bind_apsm_receiver(py::module& m)
 {
     using apsm_receiver = ::gr::mimodet::apsm_receiver;
+    using unlocked = py::call_guard<py::gil_scoped_release>;
     py::class_<apsm_receiver,
                gr::sync_block,
                gr::block,
@@ -50,16 +51,19 @@ void bind_apsm_receiver(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
              py::arg("training_offset") = 0)
+        // Without the GIL: these wait for work(), which holds the block's lock through a
+        // training (about 0.1 s on the CPU for 685 symbols), and Python threads go on.
         .def("set_training_symbols",
              &apsm_receiver::set_training_symbols,
-             py::arg("symbols"))
-        .def("training_symbols", &apsm_receiver::training_symbols)
-        .def("retrain", &apsm_receiver::retrain)
-        .def("trainings", &apsm_receiver::trainings)
-        .def("training_failures", &apsm_receiver::training_failures)
-        .def("erased_vectors", &apsm_receiver::erased_vectors)
-        .def("untrained_vectors", &apsm_receiver::untrained_vectors)
-        .def("linear_fallbacks", &apsm_receiver::linear_fallbacks)
-        .def("noise_variance", &apsm_receiver::noise_variance)
-        .def("backend_name", &apsm_receiver::backend_name);
+             py::arg("symbols"),
+             unlocked())
+        .def("training_symbols", &apsm_receiver::training_symbols, unlocked())
+        .def("retrain", &apsm_receiver::retrain, unlocked())
+        .def("trainings", &apsm_receiver::trainings, unlocked())
+        .def("training_failures", &apsm_receiver::training_failures, unlocked())
+        .def("erased_vectors", &apsm_receiver::erased_vectors, unlocked())
+        .def("untrained_vectors", &apsm_receiver::untrained_vectors, unlocked())
+        .def("linear_fallbacks", &apsm_receiver::linear_fallbacks, unlocked())
+        .def("noise_variance", &apsm_receiver::noise_variance, unlocked())
+        .def("backend_name", &apsm_receiver::backend_name, unlocked());
 }

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 using namespace mimodet;
@@ -104,6 +105,15 @@ TEST(CudaApsmTrainer, RefusesWhatDoesNotFit)
     ApsmParams p;
     p.window = cuda::CudaApsmTrainer::kMaxWindow + 1;
     EXPECT_THROW(gpu.project(p, problem), std::invalid_argument);
+    // The device's limit on training symbols (shared memory per block), and beyond it.
+    const std::size_t most = gpu.max_training_symbols();
+    std::printf("this GPU trains on at most %zu symbols\n", most);
+    EXPECT_GE(most, 685u);
+    EXPECT_LE(most, cuda::CudaApsmTrainer::kMaxTrainingSymbols);
+    const auto big = transmission(4, 2, Modulation::qpsk, most + 1);
+    const apsm::TrainingProblem too_long =
+        rx.prepare_training(big.training_rx.data(), big.training_tx.data(), most + 1);
+    EXPECT_THROW(gpu.project(ApsmParams{}, too_long), std::invalid_argument);
 }
 
 TEST(CudaApsmReceiver, MatchesTheCpuReceiver)
