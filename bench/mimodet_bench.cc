@@ -577,11 +577,54 @@ int run_apsm_bench(int reps, bool gpu, int device)
                 e2e.push_back(ms_since(h0));
             }
         }
-        CHECK(cudaEventDestroy(e0));
-        CHECK(cudaEventDestroy(e1));
         std::printf("# %s\n", cuda::device_description(device).c_str());
         std::printf("%-34s %12.4f %14s\n", "detection, GPU, kernel-only", median(kernel), "0.403");
         std::printf("%-34s %12.4f %14s\n", "detection, GPU, with host copies", median(e2e), "");
+
+        // The same with a dictionary maximum (ApsmParams::max_dictionary): detection costs in
+        // proportion to the dictionary; symbol errors of both on the data, for the price.
+        {
+            const Constellation qpsk(s.modulation);
+            auto errors = [&](const std::vector<cf32>& z) {
+                std::size_t e = 0;
+                for (std::size_t i = 0; i < z.size(); ++i) {
+                    std::size_t best = 0;
+                    for (std::size_t q = 1; q < qpsk.size(); ++q)
+                        if (std::norm(z[i] - qpsk.points()[q]) < std::norm(z[i] - qpsk.points()[best]))
+                            best = q;
+                    e += best != tr.data_points[i];
+                }
+                return e;
+            };
+            det.detect(tr.data_rx.data(), N, out.data());
+            const std::size_t full_errors = errors(out);
+            for (const std::size_t most : { std::size_t(1024), std::size_t(512) }) {
+                ApsmParams limited = cpu.params();
+                limited.max_dictionary = most;
+                apsm::ApsmReceiver small(M, K, limited);
+                small.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+                cuda::CudaApsmDetector sdet(small, device);
+                std::vector<double> times;
+                for (int i = 0; i < reps + 3; ++i) {
+                    CHECK(cudaEventRecord(e0, nullptr));
+                    sdet.detect_device(d_r.get(), N, d_out.get(), nullptr);
+                    CHECK(cudaEventRecord(e1, nullptr));
+                    CHECK(cudaEventSynchronize(e1));
+                    float t = 0.0f;
+                    CHECK(cudaEventElapsedTime(&t, e0, e1));
+                    if (i >= 3)
+                        times.push_back(t);
+                }
+                std::vector<cf32> z(N * K);
+                sdet.detect(tr.data_rx.data(), N, z.data());
+                const std::string what = "detection, GPU, dictionary " + std::to_string(most);
+                std::printf("%-34s %12.4f %14s  symbol errors %zu (dictionary %zu: %zu)\n",
+                            what.c_str(), median(times), "", errors(z), cpu.dictionary_size(),
+                            full_errors);
+            }
+        }
+        CHECK(cudaEventDestroy(e0));
+        CHECK(cudaEventDestroy(e1));
 
         // Training: the host's share (checks, normalisation, least-squares start), the GPU's
         // (uploads, kernel matrix, the persistent loop, errors, downloads; CUDA events), and

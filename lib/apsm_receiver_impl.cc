@@ -70,7 +70,8 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
                                         bool llr_positive_means_one,
                                         float llr_clip,
                                         int device,
-                                        int training_offset)
+                                        int training_offset,
+                                        int max_dictionary)
 {
     auto positive = [](int v, const char* what) {
         if (v <= 0)
@@ -84,6 +85,9 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
     if (device < 0)
         throw refused("device must be a CUDA device ordinal >= 0, got " +
                       std::to_string(device));
+    if (max_dictionary < 0)
+        throw refused("max_dictionary must be >= 0 (0 = no limit), got " +
+                      std::to_string(max_dictionary));
     if (training_offset < 0)
         throw refused("training_offset must be >= 0 (the item of the first section), got " +
                       std::to_string(training_offset));
@@ -94,6 +98,7 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
         c.params.weight_gaussian = weight_gaussian;
         c.params.kernel_variance = kernel_variance;
         c.params.tolerance = tolerance;
+        c.params.max_dictionary = static_cast<std::size_t>(max_dictionary);
         c.llr_sign = llr_positive_means_one ? core::LlrSign::positive_means_one
                                             : core::LlrSign::positive_means_zero;
         c.llr_clip = llr_clip;

@@ -32,6 +32,11 @@ struct ApsmParams {
     double kernel_variance = 0.005;  //!< sigma^2 of the Gaussian kernel, normalised input
     double tolerance = 0.01;         //!< eps: hyperslab half-width, in symbol units (Es = 1)
     bool least_squares_start = true; //!< start from the least-squares linear filter, else 0
+    /*! Gaussian dictionary entries at most (2 per training symbol; 0: every training
+     * sample). When the dictionary is full, training ends: the section's later samples are
+     * not projected onto, and count only in the training errors that decide the fallback.
+     * Detection costs in proportion to the dictionary. At least W when set. */
+    std::size_t max_dictionary = 0;
 
     //! Throws std::invalid_argument naming the offending value.
     void validate() const;

@@ -256,6 +256,8 @@ class qa_apsm_receiver(gr_unittest.TestCase):
                 ((4, 2, "qpsk", good, 0), dict(llr_clip=-1.0), "llr_clip"),
                 ((4, 2, "qpsk", good, 0), dict(device=-1), "device"),
                 ((4, 2, "qpsk", good, 0), dict(training_offset=-1), "training_offset"),
+                ((4, 2, "qpsk", good, 0), dict(max_dictionary=-1), "max_dictionary"),
+                ((4, 2, "qpsk", good, 0), dict(max_dictionary=10), "dictionary maximum"),
                 ((4, 2, "qpsk", good, 5), {}, "training_period"),
                 ((0, 2, "qpsk", good, 0), {}, "num_antennas"),
                 ((4, 0, "qpsk", good, 0), {}, "num_users")):
@@ -338,6 +340,22 @@ class qa_apsm_receiver(gr_unittest.TestCase):
                 json.dump(meta, f)
             with self.assertRaisesRegex(ValueError, "mimodet:noma is missing"):
                 noma.read_capture_layout(base)
+
+    def test_012_dictionary_maximum(self):
+        # A dictionary of 100 entries (the first 50 training vectors): still error free on
+        # an easy case, as the engine trained on those alone, and the tag says so.
+        t, n, k = 120, 200, 3
+        s, rx = self.frame(antennas=6, users=k, training=t, data=n, separation_deg=15.0,
+                           snr_db=25.0, seed=13)
+        det = self.receiver(s, 0, max_dictionary=100)
+        sym, _, sym_tags, _ = self.run_block(det, rx)
+        self.assertEqual(det.trainings(), 1)
+        self.assertEqual([tg.offset for tg in self.trained_tags(sym_tags)], [t])
+        np.testing.assert_array_equal(noma.hard_decisions(sym[t:], "qpsk"), s["data_points"])
+        eng = mimodet.apsm_detector(6, k, backend=BACKEND, max_dictionary=100)
+        eng.train(s["training_rx"], s["training_tx"])
+        z, _ = eng.detect(s["data_rx"])
+        np.testing.assert_allclose(sym[t:], z, rtol=1e-5, atol=1e-6)
 
     def test_008_sections_spanning_work_calls(self):
         # At most 7 items per work() call: every section is collected over many calls,

@@ -62,6 +62,8 @@ public:
      * \param llr_clip |LLR| limit, 0 = none
      * \param device CUDA device ordinal of the GPU backend
      * \param training_offset the item where the first periodic section starts (>= 0)
+     * \param max_dictionary Gaussian dictionary entries at most (2 per training vector;
+     *        0 = all); when full, the section's later vectors are not trained on
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -78,7 +80,8 @@ public:
                      bool llr_positive_means_one = true,
                      float llr_clip = 0.0f,
                      int device = 0,
-                     int training_offset = 0);
+                     int training_offset = 0,
+                     int max_dictionary = 0);
 
     //! Replaces the training symbols ([T][K], T >= M) of later sections.
     virtual void set_training_symbols(const std::vector<gr_complex>& symbols) = 0;

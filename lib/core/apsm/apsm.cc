@@ -26,6 +26,11 @@ void ApsmParams::validate() const
         throw std::invalid_argument("APSM: the Gaussian kernel variance must be > 0");
     if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
         throw std::invalid_argument("APSM: the tolerance eps must be >= 0");
+    if (max_dictionary != 0 && max_dictionary < window)
+        throw std::invalid_argument("APSM: the dictionary maximum (" +
+                                    std::to_string(max_dictionary) +
+                                    ") must be 0 (no limit) or at least the window W (" +
+                                    std::to_string(window) + ")");
 }
 
 
@@ -168,10 +173,10 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
      * among the window's samples (ring buffer `near`); a sample entering the window is
      * evaluated in full, against every earlier sample (kernel row `row`, shared by the
      * users). */
-    const std::size_t W = params.window;
+    const std::size_t W = params.window, Dt = trained_samples(params, D);
     std::vector<double> near(W * W), row(D), f_values(K * W), beta(W);
     auto slot = [W](std::size_t n) { return n % W; };
-    for (std::size_t n = 0; n < D; ++n) {
+    for (std::size_t n = 0; n < Dt; ++n) {
         const double* xn = dict + n * L;
         for (std::size_t i = 0; i < n; ++i)
             row[i] = wg > 0.0 ? gaussian(dict + i * L, xn, L, var) : 0.0;
@@ -189,7 +194,7 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
             double fn = wl * dot(c, xn, L);
             for (std::size_t i = 0; i < n; ++i)
                 fn += wg * gamma[i] * row[i];
-            if (n >= apriori_first(D))
+            if (n >= apriori_first(Dt))
                 res.error_apriori[k] += (fn - b[n]) * (fn - b[n]);
             double* fv = &f_values[k * W];
             fv[slot(n)] = fn;
@@ -239,6 +244,7 @@ TrainingResult project(const ApsmParams& params, const TrainingProblem& p)
 void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
 {
     const std::size_t K = d_users, L = 2 * d_antennas, D = p.samples();
+    const std::size_t Dt = trained_samples(d_params, D); // the dictionary kept
     if (p.antennas != d_antennas || p.users != K || res.coefficient.size() != K * D ||
         res.linear.size() != K * L || res.error_full.size() != K ||
         res.error_linear.size() != K || res.error_start.size() != K ||
@@ -249,10 +255,10 @@ void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
         ApsmFilter& f = d_filters[k];
         f.linear.assign(res.linear.begin() + k * L, res.linear.begin() + (k + 1) * L);
         f.coefficient.assign(res.coefficient.begin() + k * D,
-                             res.coefficient.begin() + (k + 1) * D);
+                             res.coefficient.begin() + k * D + Dt);
         // Two real samples per symbol: a complex error variance is twice the mean real one.
         const double apriori =
-            2.0 * res.error_apriori[k] / static_cast<double>(D - apriori_first(D));
+            2.0 * res.error_apriori[k] / static_cast<double>(Dt - apriori_first(Dt));
         const bool ls_start = d_params.least_squares_start && d_params.weight_linear > 0.0;
         const double fallback_mse = (ls_start ? res.error_start[k] : res.error_linear[k]) / count;
         // The Gaussian part pays when it predicts unseen samples better than the fallback
@@ -266,14 +272,15 @@ void ApsmReceiver::install(TrainingProblem&& p, const TrainingResult& res)
     }
     d_scale = p.scale;
     d_dictionary = std::move(p.dictionary);
+    d_dictionary.resize(Dt * L);
     d_dictionary_f.assign(d_dictionary.begin(), d_dictionary.end());
-    d_gamma_f.assign(K * D, 0.0f);
+    d_gamma_f.assign(K * Dt, 0.0f);
     d_linear_f.assign(K * L, 0.0f);
     for (std::size_t k = 0; k < K; ++k) {
         const ApsmFilter& f = d_filters[k];
         if (!f.linear_only)
-            for (std::size_t i = 0; i < D; ++i)
-                d_gamma_f[k * D + i] = static_cast<float>(d_params.weight_gaussian * f.coefficient[i]);
+            for (std::size_t i = 0; i < Dt; ++i)
+                d_gamma_f[k * Dt + i] = static_cast<float>(d_params.weight_gaussian * f.coefficient[i]);
         for (std::size_t l = 0; l < L; ++l)
             d_linear_f[k * L + l] = static_cast<float>(d_params.weight_linear * f.linear[l]);
     }

@@ -38,6 +38,7 @@
 
 #include <mimodet/apsm.h>
 #include <mimodet/layout.h>
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -82,6 +83,12 @@ struct TrainingResult {
 
 /*! The first index of the samples whose a-priori errors estimate the noise variance. */
 inline std::size_t apriori_first(std::size_t samples) { return samples / 2; }
+
+//! The training samples projected onto (and kept as the dictionary): max_dictionary's rule.
+inline std::size_t trained_samples(const ApsmParams& params, std::size_t samples)
+{
+    return params.max_dictionary ? std::min(samples, params.max_dictionary) : samples;
+}
 
 //! Eq. 8's loop on the CPU, float64 (the reference for the GPU trainer).
 TrainingResult project(const ApsmParams& params, const TrainingProblem& problem);

@@ -90,12 +90,13 @@ __global__ void __launch_bounds__(kLoopThreads) project_kernel(const double* __r
                                                               const double* __restrict__ base,
                                                               const double* __restrict__ targets,
                                                               int D,
+                                                              int steps,
                                                               int W,
                                                               double eps,
                                                               double* __restrict__ gamma_out,
                                                               double* __restrict__ apriori_out)
 {
-    /* Shared memory: gamma [D]; the residual targets r_j = b_j - f_0(x_j) [D], so that the
+    /* steps: the samples projected onto (apsm::trained_samples), <= D. Shared memory: gamma [D]; the residual targets r_j = b_j - f_0(x_j) [D], so that the
      * loop carries f - f_0 and never reads global memory on warp 0's path; the window's
      * values of f - f_0 (fv), the inverse of kappa(x_j, x_j) (inv_kjj), and the kernel
      * values among its samples (near, W x W), all by slot j % W; the dot's partial sums. */
@@ -119,10 +120,10 @@ __global__ void __launch_bounds__(kLoopThreads) project_kernel(const double* __r
         row[p] = i < D ? gram[i] : 0.0; // row 0
     }
     double apriori = 0.0;
-    const int apriori_from = D / 2; // apsm::apriori_first
-    int slot_n = 0;                 // n % W
+    const int apriori_from = steps / 2; // apsm::apriori_first
+    int slot_n = 0;                     // n % W
     __syncthreads();
-    for (int n = 0; n < D; ++n) {
+    for (int n = 0; n < steps; ++n) {
         const int first = n + 1 >= W ? n + 1 - W : 0, count = n - first + 1;
         double s = 0.0;
 #pragma unroll
@@ -138,7 +139,7 @@ __global__ void __launch_bounds__(kLoopThreads) project_kernel(const double* __r
                     inv_kjj[slot_n] = row[p] > 0.0 ? 1.0 / row[p] : 0.0;
             }
         }
-        if (n + 1 < D) { // row n + 1, in flight while this step finishes
+        if (n + 1 < steps) { // row n + 1, in flight while this step finishes
             const double* next = gram + static_cast<std::size_t>(n + 1) * D;
 #pragma unroll
             for (int p = 0; p < PER; ++p) {
@@ -258,14 +259,15 @@ __global__ void error_kernel(const double* __restrict__ gram,
 
 template <int PER>
 void launch_project(const double* gram, const double* base, const double* targets, int K,
-                    int D, int W, double eps, double* gamma, double* apriori, cudaStream_t s)
+                    int D, int steps, int W, double eps, double* gamma, double* apriori,
+                    cudaStream_t s)
 {
     const std::size_t smem = CudaApsmTrainer::shared_memory_bytes(static_cast<std::size_t>(D));
     MIMODET_CUDA_CHECK(cudaFuncSetAttribute(project_kernel<PER>,
                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(smem)));
-    project_kernel<PER><<<K, kLoopThreads, smem, s>>>(gram, base, targets, D, W, eps, gamma,
-                                                      apriori);
+    project_kernel<PER><<<K, kLoopThreads, smem, s>>>(gram, base, targets, D, steps, W, eps,
+                                                      gamma, apriori);
     MIMODET_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -389,12 +391,13 @@ apsm::TrainingResult CudaApsmTrainer::project(const ApsmParams& params,
 
     const double eps = params.tolerance;
     const int iW = static_cast<int>(W);
+    const int steps = static_cast<int>(apsm::trained_samples(params, D));
     if (D <= 2 * kLoopThreads)
-        launch_project<2>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, iW, eps, m.gamma->get(), m.apriori->get(), s);
+        launch_project<2>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, steps, iW, eps, m.gamma->get(), m.apriori->get(), s);
     else if (D <= 8 * kLoopThreads)
-        launch_project<8>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, iW, eps, m.gamma->get(), m.apriori->get(), s);
+        launch_project<8>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, steps, iW, eps, m.gamma->get(), m.apriori->get(), s);
     else
-        launch_project<32>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, iW, eps, m.gamma->get(), m.apriori->get(), s);
+        launch_project<32>(m.gram->get(), m.base->get(), m.targets->get(), iK, iD, steps, iW, eps, m.gamma->get(), m.apriori->get(), s);
     linear_kernel<<<iK, kLoopThreads, 0, s>>>(m.x->get(), m.c0->get(), m.gamma->get(), iD, iL, m.c->get());
     MIMODET_CUDA_CHECK(cudaGetLastError());
     constexpr int warps = kFinishThreads / 32;

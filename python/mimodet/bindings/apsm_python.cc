@@ -10,7 +10,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(3430f0ae5fa90cab45d36d7fbe329236)*/
+/* BINDTOOL_HEADER_FILE_HASH(e75c3afed5a9301a29d407b86269626f)*/
 
 #include <mimodet/apsm.h>
 #include <pybind11/numpy.h>
@@ -63,7 +63,8 @@ void bind_apsm(py::module& m)
                          float llr_clip,
                          int device,
                          int num_threads,
-                         const std::string& precision) {
+                         const std::string& precision,
+                         int max_dictionary) {
                  if (antennas <= 0 || users <= 0 || window <= 0)
                      throw std::invalid_argument(
                          "APSM: antennas, users and window must be positive");
@@ -78,6 +79,9 @@ void bind_apsm(py::module& m)
                  c.params.kernel_variance = kernel_variance;
                  c.params.tolerance = tolerance;
                  c.params.least_squares_start = least_squares_start;
+                 if (max_dictionary < 0)
+                     throw std::invalid_argument("APSM: max_dictionary must be >= 0 (0 = no limit)");
+                 c.params.max_dictionary = static_cast<std::size_t>(max_dictionary);
                  c.llr_clip = llr_clip;
                  c.device = device;
                  c.num_threads = num_threads;
@@ -104,7 +108,8 @@ void bind_apsm(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
              py::arg("num_threads") = 0,
-             py::arg("precision") = "float64")
+             py::arg("precision") = "float64",
+             py::arg("max_dictionary") = 0)
         .def(
             "train",
             [](PyApsm& self, const Array& r, const Array& symbols) {

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm_receiver.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(983d5ed829530a4ac214758b3a80b62c) */
+/* BINDTOOL_HEADER_FILE_HASH(ac6ca40ff1bb7649c9c9d74aca447d3a) */
 
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <pybind11/complex.h>
@@ -50,7 +50,8 @@ void bind_apsm_receiver(py::module& m)
              py::arg("llr_positive_means_one") = true,
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
-             py::arg("training_offset") = 0)
+             py::arg("training_offset") = 0,
+             py::arg("max_dictionary") = 0)
         // Without the GIL: these wait for work(), which holds the block's lock through a
         // training (about 0.1 s on the CPU for 685 symbols), and Python threads go on.
         .def("set_training_symbols",

@@ -312,3 +312,54 @@ TEST(Apsm, NeverClearlyWorseThanLeastSquares)
                     << ": APSM " << a << ", least squares " << l << " symbol errors";
             }
 }
+
+TEST(Apsm, DictionaryMaximumEndsTraining)
+{
+    // With max_dictionary = Dt the loop is the loop on the first Dt samples alone (the same
+    // start, scale and arithmetic), the dictionary keeps those Dt, and detection uses them.
+    NomaScenario s;
+    s.antennas = 6;
+    s.users = 3;
+    s.training_symbols = 150;
+    s.data_symbols = 300;
+    s.snr_db = 20.0;
+    s.seed = 4;
+    const NomaTransmission tr = simulate_noma(s);
+    ApsmParams limited;
+    limited.max_dictionary = 120;
+    const ApsmReceiver rx(s.antennas, s.users, limited);
+    const TrainingProblem full =
+        rx.prepare_training(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+    const TrainingResult got = project(limited, full);
+    TrainingProblem cut = full;
+    const std::size_t D = full.samples(), Dt = 120, L = full.length(), K = s.users;
+    cut.count = Dt / 2;
+    cut.dictionary.resize(Dt * L);
+    cut.targets.clear();
+    for (std::size_t k = 0; k < K; ++k)
+        cut.targets.insert(cut.targets.end(), full.targets.begin() + k * D,
+                           full.targets.begin() + k * D + Dt);
+    const TrainingResult want = project(ApsmParams{}, cut);
+    for (std::size_t k = 0; k < K; ++k) {
+        for (std::size_t i = 0; i < D; ++i)
+            EXPECT_EQ(got.coefficient[k * D + i], i < Dt ? want.coefficient[k * Dt + i] : 0.0)
+                << "user " << k << " gamma " << i;
+        EXPECT_EQ(got.error_apriori[k], want.error_apriori[k]) << "user " << k;
+    }
+    EXPECT_EQ(got.linear, want.linear);
+
+    ApsmReceiver trained(s.antennas, s.users, limited);
+    trained.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+    EXPECT_EQ(trained.dictionary_size(), Dt);
+    for (std::size_t k = 0; k < K; ++k)
+        EXPECT_EQ(trained.filter(k).coefficient.size(), Dt);
+    std::vector<cf32> z64(s.data_symbols * K), z32(z64.size());
+    trained.detect(tr.data_rx.data(), s.data_symbols, z64.data());
+    trained.detect_float32(tr.data_rx.data(), s.data_symbols, z32.data());
+    for (std::size_t i = 0; i < z64.size(); ++i)
+        EXPECT_LT(std::abs(z32[i] - z64[i]), 1e-3f * std::max(1.0f, std::abs(z64[i])));
+
+    ApsmParams bad;
+    bad.max_dictionary = bad.window - 1;
+    EXPECT_THROW(ApsmReceiver(4, 2, bad), std::invalid_argument);
+}

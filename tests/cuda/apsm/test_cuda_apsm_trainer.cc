@@ -65,18 +65,22 @@ TEST(CudaApsmTrainer, MatchesTheCpuLoop)
         std::size_t M, K, T, W;
         Modulation mod;
         bool ls;
+        std::size_t max_dictionary = 0;
     };
     for (const Case c : { Case{ 16, 6, 685, 20, Modulation::qpsk, true },
                           Case{ 4, 6, 300, 20, Modulation::qpsk, true },
                           Case{ 8, 3, 200, 7, Modulation::qam16, false },
                           Case{ 5, 1, 150, 32, Modulation::qam64, true },
-                          Case{ 4, 2, 1200, 20, Modulation::qpsk, true } }) {
+                          Case{ 4, 2, 1200, 20, Modulation::qpsk, true },
+                          Case{ 16, 6, 685, 20, Modulation::qpsk, true, 600 } }) {
         const std::string what = std::to_string(c.M) + "x" + std::to_string(c.K) + " T" +
-                                 std::to_string(c.T) + " W" + std::to_string(c.W);
+                                 std::to_string(c.T) + " W" + std::to_string(c.W) + " max " +
+                                 std::to_string(c.max_dictionary);
         const auto tr = transmission(c.M, c.K, c.mod, c.T);
         ApsmParams p;
         p.window = c.W;
         p.least_squares_start = c.ls;
+        p.max_dictionary = c.max_dictionary;
         const apsm::ApsmReceiver rx(c.M, c.K, p);
         const apsm::TrainingProblem problem =
             rx.prepare_training(tr.training_rx.data(), tr.training_tx.data(), c.T);
