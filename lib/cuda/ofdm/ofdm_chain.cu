@@ -687,10 +687,15 @@ struct CudaOfdmChain::Impl {
         for (Set& s : sets) {
             s.x = std::make_unique<Buffer<float2>>(B * width, false);
             s.grid = std::make_unique<Buffer<float2>>(grid_values, false);
+            // The FFTs run over all max_frames slots, the gather fills only the frames
+            // found: zero once, so that the slots no frame used are not read uninitialised.
+            MIMODET_CUDA_CHECK(cudaMemset(s.grid->get(), 0, grid_values * sizeof(float2)));
             s.h = std::make_unique<Buffer<float2>>(max_frames * h_frame, false);
             s.y = std::make_unique<Buffer<float2>>(max_frames * y_frame, false);
             s.llr = std::make_unique<Buffer<float>>(max_frames * llr_frame, false);
             s.meta = std::make_unique<Buffer<FrameMeta>>(max_frames, false);
+            // publish_kernel copies whole FrameMeta records, fields a frame left unset too.
+            MIMODET_CUDA_CHECK(cudaMemset(s.meta->get(), 0, max_frames * sizeof(FrameMeta)));
             s.host_meta = std::make_unique<Buffer<FrameMeta>>(max_frames, true);
             s.count = std::make_unique<Buffer<int>>(1, false);
             s.host_count = std::make_unique<Buffer<int>>(1, true);
@@ -727,6 +732,8 @@ struct CudaOfdmChain::Impl {
             fine_size *= 2;
         fine_segments = std::make_unique<Buffer<float2>>(
             static_cast<std::size_t>(max_frames) * B * fine_size, false);
+        MIMODET_CUDA_CHECK(cudaMemset(fine_segments->get(), 0,
+                                      fine_segments->size() * sizeof(float2))); // as s.grid
         MIMODET_CUFFT_CHECK(cufftPlanMany(&fine_fft,
                                           1,
                                           &fine_size,
