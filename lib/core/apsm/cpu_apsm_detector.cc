@@ -71,7 +71,7 @@ void soft_output(const Constellation& constellation,
     }
 }
 
-CpuApsmDetector::CpuApsmDetector(const ApsmConfig& config)
+SoftApsmDetector::SoftApsmDetector(const ApsmConfig& config)
     : ApsmDetector(config),
       d_rx((config.validate(), config.num_antennas), config.num_users, config.params),
       d_constellation(config.modulation),
@@ -79,16 +79,26 @@ CpuApsmDetector::CpuApsmDetector(const ApsmConfig& config)
 {
 }
 
-void CpuApsmDetector::train(const cf32* r, const cf32* symbols, std::size_t count)
+void SoftApsmDetector::train(const cf32* r, const cf32* symbols, std::size_t count)
 {
-    d_rx.train(r, symbols, count); // throws before changing anything
+    const std::size_t most = max_training_symbols();
+    if (most && count > most)
+        throw std::invalid_argument(name() + ": at most " + std::to_string(most) +
+                                    " training symbols, not " + std::to_string(count));
+    TrainingProblem problem = d_rx.prepare_training(r, symbols, count); // throws first
+    const TrainingResult result = solve(problem);
+    ApsmReceiver next = d_rx;
+    next.install(std::move(problem), result);
+    prepare(next);
+    d_rx = std::move(next);
+    installed();
     for (std::size_t k = 0; k < d_config.num_users; ++k)
         d_noise[k] = d_rx.filter(k).noise_variance;
     ++d_stats.trainings;
     d_stats.linear_fallbacks = d_rx.linear_fallbacks();
 }
 
-void CpuApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, float* llr)
+void SoftApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, float* llr)
 {
     const std::size_t K = d_config.num_users, Q = d_constellation.bits_per_symbol();
     d_stats.vectors += count;
@@ -105,19 +115,20 @@ void CpuApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, fl
         d_z.resize(count * K);
         z = d_z.data();
     }
+    d_stats.erased_vectors += equalize(r, count, z);
+    if (llr)
+        soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);
+}
+
+std::size_t CpuApsmDetector::equalize(const cf32* r, std::size_t count, cf32* z)
+{
     const std::size_t erased_before = d_rx.erased_vectors();
     if (d_config.cpu_precision == ApsmPrecision::float32)
         d_rx.detect_float32(r, count, z, d_config.num_threads);
     else
         d_rx.detect(r, count, z, d_config.num_threads);
-    d_stats.erased_vectors += d_rx.erased_vectors() - erased_before;
-    if (llr)
-        soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);
+    return d_rx.erased_vectors() - erased_before;
 }
-
-double CpuApsmDetector::noise_variance(std::size_t user) const { return d_noise.at(user); }
-
-ApsmStats CpuApsmDetector::stats() const { return d_stats; }
 
 } // namespace apsm
 } // namespace mimodet

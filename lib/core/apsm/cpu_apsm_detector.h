@@ -32,28 +32,57 @@ void soft_output(const Constellation& constellation,
 //! How many of `count` vectors ([count][M]) have a NaN/Inf sample.
 std::size_t count_erased(const cf32* r, std::size_t antennas, std::size_t count);
 
-class CpuApsmDetector : public ApsmDetector
+/*! What the CPU and GPU receivers share: training built beside the current one and swapped
+ * in only when complete (a refused or failed training leaves it in force), untrained and
+ * erased vectors, the noise variances, the LLRs (soft_output). A backend supplies eq. 8's
+ * loop and the equalisation. */
+class SoftApsmDetector : public ApsmDetector
 {
 public:
-    explicit CpuApsmDetector(const ApsmConfig& config);
-
-    void train(const cf32* r, const cf32* symbols, std::size_t count) override;
-    bool trained() const override { return d_rx.trained(); }
-    void detect(const cf32* r, std::size_t count, cf32* symbols, float* llr) override;
-    double noise_variance(std::size_t user) const override;
-    ApsmStats stats() const override;
-    std::string name() const override
-    {
-        return d_config.cpu_precision == ApsmPrecision::float32 ? "cpu-apsm-float32" : "cpu-apsm";
-    }
+    void train(const cf32* r, const cf32* symbols, std::size_t count) final;
+    bool trained() const final { return d_rx.trained(); }
+    void detect(const cf32* r, std::size_t count, cf32* symbols, float* llr) final;
+    double noise_variance(std::size_t user) const final { return d_noise.at(user); }
+    ApsmStats stats() const final { return d_stats; }
     const ApsmReceiver& receiver() const { return d_rx; }
 
-private:
+protected:
+    explicit SoftApsmDetector(const ApsmConfig& config);
+    //! Eq. 8's loop on the backend (apsm::project on the CPU).
+    virtual TrainingResult solve(const TrainingProblem& problem) = 0;
+    //! Readies the backend for `next`, not yet in force; may throw (nothing changes then).
+    virtual void prepare(const ApsmReceiver& next) { (void)next; }
+    //! `next` is in force now (after prepare()).
+    virtual void installed() {}
+    //! z ([count][K]) of r ([count][M]) with the receiver in force; returns how many
+    //! vectors had a NaN/Inf sample (their z is 0).
+    virtual std::size_t equalize(const cf32* r, std::size_t count, cf32* z) = 0;
+
     ApsmReceiver d_rx;
+
+private:
     Constellation d_constellation;
     ApsmStats d_stats;
     std::vector<cf32> d_z;
     std::vector<double> d_noise;
+};
+
+class CpuApsmDetector : public SoftApsmDetector
+{
+public:
+    explicit CpuApsmDetector(const ApsmConfig& config) : SoftApsmDetector(config) {}
+
+    std::string name() const override
+    {
+        return d_config.cpu_precision == ApsmPrecision::float32 ? "cpu-apsm-float32" : "cpu-apsm";
+    }
+
+protected:
+    TrainingResult solve(const TrainingProblem& problem) override
+    {
+        return project(d_config.params, problem);
+    }
+    std::size_t equalize(const cf32* r, std::size_t count, cf32* z) override;
 };
 
 } // namespace apsm
