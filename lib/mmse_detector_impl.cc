@@ -11,7 +11,20 @@
 namespace gr {
 namespace mimodet {
 
+namespace {
 
+//! The sphere decoders and BOX have blocks of their own, with their own parameters.
+void refuse_other_families(const core::DetectorConfig& c, const std::string& mode)
+{
+    if (c.sphere())
+        throw std::invalid_argument("mmse_detector: mode " + mode +
+                                    " is a sphere decoder: use fsd_detector");
+    if (c.mode == core::DetectorMode::box)
+        throw std::invalid_argument("mmse_detector: mode " + mode +
+                                    " is the BOX equalizer: use box_detector");
+}
+
+} // namespace
 
 mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         int num_users,
@@ -38,9 +51,7 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                           devices,
                                           streams);
     c.mode = core::parse_detector_mode(mode);
-    if (c.sphere())
-        throw std::invalid_argument("mmse_detector: mode " + mode +
-                                    " is a sphere decoder: use fsd_detector");
+    refuse_other_families(c, mode);
     if (iterations < 1) // checked for every mode: set_mode() may switch to cg or cr later
         throw std::invalid_argument("mmse_detector: iterations must be >= 1, got " +
                                     std::to_string(iterations));
@@ -69,9 +80,7 @@ void mmse_detector_impl::set_mode(const std::string& mode)
         return;
     auto config = d_config;
     config.mode = parsed;
-    if (config.sphere())
-        throw std::invalid_argument("mmse_detector: mode " + mode +
-                                    " is a sphere decoder: use fsd_detector");
+    refuse_other_families(config, mode);
     rebuild_detector(config);
 }
 

@@ -16,7 +16,7 @@
 
 namespace mimodet {
 
-//! The detectors: the massive-MIMO linear family, then the sphere decoders (U <= 8).
+//! The detectors: the massive-MIMO linear family, the sphere decoders (U <= 8), BOX.
 enum class DetectorMode {
     chol, //!< exact MMSE: Cholesky of A = G + N0 I, exact lambda and rho (li2015 II-B)
     cg,   //!< Conjugate Gradient, I iterations, approximate lambda/rho (li2015 II-C)
@@ -24,8 +24,18 @@ enum class DetectorMode {
     zf,   //!< zero forcing baseline: A = G, lambda = 1, rho = 1/(N0 [G^-1]_uu)
     fsd,  //!< hard fixed-complexity sphere decoder (roger2012): LLRs of magnitude 1
     sfsd, //!< soft FSD: the list extension of roger2012 section 3, max-log LLRs
-    ml    //!< exhaustive max-log over all M^U vectors (reference; CPU only)
+    ml,   //!< exhaustive max-log over all M^U vectors (reference; CPU only)
+    box   //!< box-constrained least squares by projected gradient (docs/box.md)
 };
+
+//! Where the BOX iterations start (docs/box.md).
+enum class BoxStart {
+    zero,  //!< x = 0
+    mf,    //!< the per-user matched filter, [H^H y]_u / G_uu, clipped to the box
+    lmmse  //!< the unbiased LMMSE estimate, clipped to the box
+};
+BoxStart parse_box_start(const std::string& name);
+std::string to_string(BoxStart s);
 
 //! roger2012 eq. 7: T >= sqrt(n_T) - 1 fully expanded levels (at least 1).
 std::size_t default_full_levels(std::size_t users);
@@ -57,6 +67,14 @@ struct DetectorConfig {
     std::size_t full_levels = 0;
     //! sfsd: N_iter best paths extended (<= 16); 0 = default_list_paths(modulation).
     std::size_t list_paths = 0;
+    //! box: projected-gradient iterations (>= 1).
+    unsigned box_iterations = 20;
+    //! box: gradient step tau; 0 = 1 / (Gershgorin bound on G's largest eigenvalue),
+    //! per subcarrier. A step above 2 / lambda_max(G) diverges (then clipped to the box).
+    float box_step = 0.0f;
+    BoxStart box_start = BoxStart::lmmse;
+    //! box: Nesterov/FISTA momentum (Beck & Teboulle 2009); off = PULPO's plain iteration.
+    bool box_accelerated = true;
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
     int num_threads = 0;   //!< CPU worker threads; 0 = all cores

@@ -31,9 +31,9 @@ CpuDetector::CpuDetector(const DetectorConfig& config)
     : Detector(config), d_dims(config.dims()), d_constellation(config.modulation)
 {
     d_config.validate();
-    if (config.sphere()) // CpuSphereDetector's (make_detector chooses it)
+    if (config.sphere() || config.mode == DetectorMode::box) // make_detector's others
         throw std::invalid_argument("CpuDetector: mode " + to_string(config.mode) +
-                                    " is a sphere decoder, not a linear detector");
+                                    " is not a linear detector (chol, cg, cr, zf)");
     d_threads = config.num_threads > 0 ? config.num_threads : omp_get_max_threads();
     const std::size_t nsc = d_dims.num_subcarriers, b = d_dims.num_antennas,
                       u = d_dims.num_users;

@@ -31,13 +31,16 @@ constexpr ModeName kModes[] = { { DetectorMode::chol, "chol" },
                                 { DetectorMode::zf, "zf" },
                                 { DetectorMode::fsd, "fsd" },
                                 { DetectorMode::sfsd, "sfsd" },
-                                { DetectorMode::ml, "ml" } };
+                                { DetectorMode::ml, "ml" },
+                                { DetectorMode::box, "box" } };
 
 //! Bounds of the sphere decoders: streams, fully expanded paths, exhaustive vectors.
 constexpr std::size_t kMaxSphereUsers = 8;
 constexpr double kMaxFullPaths = 65536.0;
 constexpr double kMaxExhaustiveVectors = 16777216.0; // 64-QAM 4x4
 constexpr std::size_t kMaxListPaths = 16;
+//! BOX iterations: far beyond convergence (20 to 100 suffice), a bound on run time.
+constexpr unsigned kMaxBoxIterations = 10000;
 
 std::string mode_list()
 {
@@ -99,6 +102,30 @@ std::string to_string(DetectorMode mode)
     return "mode " + std::to_string(static_cast<int>(mode));
 }
 
+BoxStart parse_box_start(const std::string& name)
+{
+    if (name == "zero")
+        return BoxStart::zero;
+    if (name == "mf")
+        return BoxStart::mf;
+    if (name == "lmmse")
+        return BoxStart::lmmse;
+    throw std::invalid_argument("unknown BOX start '" + name + "' (expected zero, mf or lmmse)");
+}
+
+std::string to_string(BoxStart s)
+{
+    switch (s) {
+    case BoxStart::zero:
+        return "zero";
+    case BoxStart::mf:
+        return "mf";
+    case BoxStart::lmmse:
+        return "lmmse";
+    }
+    return "?";
+}
+
 Backend parse_backend(const std::string& name)
 {
     if (name == "auto")
@@ -137,6 +164,20 @@ void DetectorConfig::validate() const
     if (iterative && iterations == 0)
         throw std::invalid_argument("detector: iterations must be >= 1 for mode " +
                                     to_string(mode));
+    if (mode == DetectorMode::box) {
+        if (box_iterations < 1 || box_iterations > kMaxBoxIterations)
+            throw std::invalid_argument("detector: box_iterations must be in 1.." +
+                                        std::to_string(kMaxBoxIterations) + ", got " +
+                                        std::to_string(box_iterations));
+        if (!(box_step >= 0.0f) || !std::isfinite(box_step))
+            throw std::invalid_argument(
+                "detector: box_step must be finite and >= 0 (0 = from the channel), got " +
+                std::to_string(box_step));
+        if (box_start != BoxStart::zero && box_start != BoxStart::mf &&
+            box_start != BoxStart::lmmse)
+            throw std::invalid_argument("detector: unknown box_start (expected zero, mf "
+                                        "or lmmse)");
+    }
     if (sphere()) {
         const std::string m = to_string(mode);
         if (num_users > kMaxSphereUsers || num_antennas < num_users)

@@ -7,6 +7,7 @@
 // The composition root of the detectors: the one place that knows both the CPU (core) and
 // the GPU (cuda) implementations and chooses between them (docs/architecture.md).
 
+#include "core/box/cpu_box_detector.h"
 #include "core/cpu_detector.h"
 #include "core/sphere/cpu_sphere_detector.h"
 #include <mimodet/detector.h>
@@ -81,6 +82,8 @@ std::unique_ptr<Detector> cpu_detector(const DetectorConfig& config)
 {
     if (config.sphere())
         return std::make_unique<CpuSphereDetector>(config);
+    if (config.mode == DetectorMode::box)
+        return std::make_unique<CpuBoxDetector>(config);
     return std::make_unique<CpuDetector>(config);
 }
 

@@ -430,7 +430,7 @@ TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
 {
     const auto names = detector_mode_names();
     ASSERT_EQ(names,
-              (std::vector<std::string>{ "chol", "cg", "cr", "zf", "fsd", "sfsd", "ml" }));
+              (std::vector<std::string>{ "chol", "cg", "cr", "zf", "fsd", "sfsd", "ml", "box" }));
     for (const auto& name : names)
         EXPECT_EQ(to_string(parse_detector_mode(name)), name);
     DetectorConfig c;
@@ -445,7 +445,7 @@ TEST(Detector, EveryModeNameRoundTripsAndAnUnknownModeIsRefused)
             ADD_FAILURE() << "an unknown mode was accepted by backend " << to_string(backend);
         } catch (const std::invalid_argument& e) {
             EXPECT_NE(std::string(e.what()).find(
-                          "unknown mode 7 (expected chol, cg, cr, zf, fsd, sfsd, ml)"),
+                          "unknown mode 8 (expected chol, cg, cr, zf, fsd, sfsd, ml, box)"),
                       std::string::npos)
                 << e.what();
         }

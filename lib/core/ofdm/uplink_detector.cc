@@ -7,6 +7,7 @@
 // The uplink detector's base and its CPU implementation; the GPU one is
 // lib/cuda/ofdm/cuda_uplink_detector.cc, and lib/factory chooses between them.
 
+#include "core/box/cpu_box_detector.h"
 #include "core/cpu_detector.h"
 #include "core/sphere/cpu_sphere_detector.h"
 #include "cpu_uplink_detector.h"
@@ -38,6 +39,8 @@ public:
         cpu.backend = Backend::cpu;
         if (cpu.sphere())
             d_detector_impl = std::make_unique<CpuSphereDetector>(cpu);
+        else if (cpu.mode == DetectorMode::box)
+            d_detector_impl = std::make_unique<CpuBoxDetector>(cpu);
         else
             d_detector_impl = std::make_unique<CpuDetector>(cpu);
     }
