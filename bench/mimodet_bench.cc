@@ -188,6 +188,25 @@ std::vector<BenchConfig> builtin_configs()
                       m16,
                       DetectorMode::cr,
                       3 });
+    // castaneda PULPO: BOX at 128x16 256-QAM (its 240 Mb/s case; issue target 20 Gb/s
+    // kernel-only with 20 iterations), the 16-QAM target size, and load factor 1.
+    v.push_back({ "pulpo-128x16-box-256qam-1024x64",
+                  128,
+                  16,
+                  1024,
+                  64,
+                  Modulation::qam256,
+                  DetectorMode::box,
+                  20 });
+    v.push_back({ "target-128x16-box-1024x64", 128, 16, 1024, 64, m16, DetectorMode::box, 20 });
+    v.push_back({ "box-16x16-qpsk-1024x64",
+                  16,
+                  16,
+                  1024,
+                  64,
+                  Modulation::qpsk,
+                  DetectorMode::box,
+                  20 });
     for (auto mode : { DetectorMode::fsd, DetectorMode::sfsd }) // roger2012 Tables 1-2
         for (int m = 0; m < 3; ++m)
             for (int i = 0; i < 6; ++i) {
@@ -269,7 +288,10 @@ std::vector<Frame> make_frames(const BenchConfig& c, int count)
 
 DetectorConfig detector_config(const BenchConfig& c, Backend backend)
 {
-    return detector_config_for(sim_config(c), c.mode, c.iterations, backend);
+    DetectorConfig d = detector_config_for(sim_config(c), c.mode, c.iterations, backend);
+    if (c.mode == DetectorMode::box) // --iterations: BOX's steps
+        d.box_iterations = c.iterations;
+    return d;
 }
 
 double ber_of(const std::vector<float>& llr, const std::vector<std::uint8_t>& bits)

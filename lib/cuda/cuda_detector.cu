@@ -157,6 +157,8 @@ KernelMode kernel_mode(DetectorMode m)
         return KernelMode::fsd;
     case DetectorMode::sfsd:
         return KernelMode::sfsd;
+    case DetectorMode::box:
+        return KernelMode::box;
     default:
         break;
     }
@@ -261,6 +263,9 @@ struct CudaDetector::Impl {
     std::uint8_t* d_order = nullptr;
     float* d_floor = nullptr;
     SpherePoints sphere_points{};
+    // BOX's channel state beside exact MMSE's: G and the step tau per subcarrier.
+    float2* d_gram = nullptr;
+    float* d_step = nullptr;
     unsigned long long* d_bad_samples = nullptr;
     /* The channel status of device-API channels (set_channel_device), counted by the
      * kernels that prepare them (PrepareArgs::counts; kChannelCounts totals, never
@@ -391,6 +396,10 @@ struct CudaDetector::Impl {
                                                  constellation.points()[i].imag());
             find_sphere_grid(sphere_points);
         }
+        if (box()) {
+            d_gram = device_alloc<float2>(nsc * u * u);
+            d_step = device_alloc<float>(nsc);
+        }
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
         d_channel_counts = device_alloc<unsigned long long>(kChannelCounts);
@@ -470,6 +479,10 @@ struct CudaDetector::Impl {
         d_qh = nullptr;
         d_order = nullptr;
         d_floor = nullptr;
+        cudaFree(d_gram);
+        cudaFree(d_step);
+        d_gram = nullptr;
+        d_step = nullptr;
         cudaFree(d_bad_samples);
         cudaFree(d_channel_counts);
         cudaFreeHost(h_channel);
@@ -564,13 +577,50 @@ struct CudaDetector::Impl {
         }
         PrepareArgs args = prepare_args(d_channel, n0);
         args.counts = counts;
+        if (box()) // the LMMSE start and the LLRs' SINR are exact MMSE's
+            args.mode = KernelMode::chol;
         launch_prepare(args, stream);
+        if (box()) {
+            BoxPrepareArgs b{};
+            b.h = d_channel;
+            b.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+            b.num_antennas = static_cast<int>(dims.num_antennas);
+            b.num_users = static_cast<int>(dims.num_users);
+            b.box_step = config.box_step;
+            b.gram = d_gram;
+            b.step = d_step;
+            launch_prepare_box(b, stream);
+        }
         MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
         a_formed = true;
     }
 
     bool iterative() const { return mode == KernelMode::cg || mode == KernelMode::cr; }
     bool sphere() const { return mode == KernelMode::fsd || mode == KernelMode::sfsd; }
+    bool box() const { return mode == KernelMode::box; }
+
+    //! BOX on n symbols of the prepared channel.
+    void detect_box(const float2* d_y, std::size_t n, float* d_llr, float2* d_x_hat,
+                    cudaStream_t stream) const
+    {
+        BoxDetectArgs b{};
+        b.eq = equalize_args(d_y, n, d_llr, d_x_hat, false);
+        b.eq.iterations = static_cast<int>(config.box_iterations);
+        b.gram = d_gram;
+        b.step = d_step;
+        float bound_re = 0.0f, bound_im = 0.0f;
+        for (const cf32& p : constellation.points()) {
+            bound_re = std::max(bound_re, std::abs(p.real()));
+            bound_im = std::max(bound_im, std::abs(p.imag()));
+        }
+        b.bound_re = bound_re;
+        b.bound_im = bound_im;
+        b.start = static_cast<int>(config.box_start == BoxStart::zero ? BoxStartKind::zero
+                                   : config.box_start == BoxStart::mf ? BoxStartKind::mf
+                                                                      : BoxStartKind::lmmse);
+        b.accelerated = config.box_accelerated ? 1 : 0;
+        launch_detect_box(b, stream);
+    }
 
     //! The sphere decoders' search of n symbols on the prepared channel.
     void detect_sphere(const float2* d_y, std::size_t n, float* d_llr, float2* d_x_hat,
@@ -669,11 +719,14 @@ struct CudaDetector::Impl {
                   CopiesOut&& copies_out)
     {
         symbols_on_channel += n;
-        if (sphere()) { // no fused or matrix-free path, no graphs (yet)
+        if (sphere() || box()) { // no fused or matrix-free path, no graphs (yet)
             if (!a_formed)
                 prepare(channel, n0, stream, d_channel_counts);
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
-            detect_sphere(d_y, n, d_llr, d_x_hat, stream);
+            if (box())
+                detect_box(d_y, n, d_llr, d_x_hat, stream);
+            else
+                detect_sphere(d_y, n, d_llr, d_x_hat, stream);
             copies_out(stream);
             return;
         }

@@ -23,7 +23,7 @@
 namespace mimodet {
 namespace cuda {
 
-enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3, fsd = 4, sfsd = 5 };
+enum class KernelMode : int { chol = 0, cg = 1, cr = 2, zf = 3, fsd = 4, sfsd = 5, box = 6 };
 
 //! The per-axis Gray PAM levels of a constellation, as the kernels' demapper takes them.
 DemapTable demap_table(const Constellation& c);
@@ -141,6 +141,30 @@ struct SphereDetectArgs {
     SpherePoints points;
 };
 void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream);
+
+// BOX (lib/cuda/box/box.cu, mirroring lib/core/box/): the channel is launch_prepare's
+// (mode chol: A^-1, rho, 1/lambda, status) plus G and the step of launch_prepare_box.
+enum class BoxStartKind : int { zero = 0, mf = 1, lmmse = 2 };
+struct BoxPrepareArgs {
+    const float2* h;
+    int num_subcarriers, num_antennas, num_users;
+    float box_step; //!< > 0: this step everywhere; 0: 1 / (Gershgorin bound of G)
+    float2* gram;   //!< [N_sc][U][U] G = H^H H
+    float* step;    //!< [N_sc] tau
+};
+void launch_prepare_box(const BoxPrepareArgs& args, cudaStream_t stream);
+struct BoxDetectArgs {
+    EqualizeArgs eq; //!< y, sizes, h, a = A^-1, rho, inv_lambda, status, LLR settings;
+                     //!< iterations = box_iterations
+    const float2* gram;
+    const float* step;
+    float bound_re, bound_im; //!< the box's half-widths
+    int start;                //!< BoxStartKind
+    int accelerated;          //!< FISTA momentum
+};
+void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream);
+//! Raises the BOX kernel's dynamic shared memory limit (H of a subcarrier).
+void configure_box_kernels(int optin);
 
 //! Raises the kernels' dynamic shared memory limits on the current device; throws when
 //! this GPU cannot give them what they need.

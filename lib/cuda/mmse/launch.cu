@@ -34,6 +34,7 @@ void configure_kernels()
         cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     configure_prepare_kernels(optin);
     configure_tiled_kernels(optin);
+    configure_box_kernels(optin);
 }
 
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)

@@ -1,0 +1,219 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* BOX equalization on the GPU, mirroring lib/core/box/ (docs/box.md). The channel is
+ * prepared by exact MMSE's prepare kernel (A^-1, rho, 1/lambda, status: the LMMSE start
+ * and the LLRs' SINR) and box_prepare_kernel (G and the step tau). Detection: a block per
+ * (subcarrier, tile of symbols) with H in shared memory; in each warp, groups of UP lanes
+ * (UP = users rounded up to a power of two) take one symbol each, a lane per user. A lane
+ * forms its user's matched filter from shared H, keeps its column of G (and of A^-1) in
+ * registers, and gets the other users' iterate by shuffles, so the iterations need no
+ * barrier and no shared memory. */
+
+#include "cuda/cuda_check.h"
+#include "cuda/kernels.h"
+#include "cuda/mmse/cg_cr.cuh"
+#include "cuda/mmse/demap.cuh"
+#include "cuda/mmse/launch_helpers.h"
+#include <cmath>
+#include <stdexcept>
+
+namespace mimodet {
+namespace cuda {
+
+namespace {
+
+constexpr int kPrepareThreads = 256;
+constexpr int kDetectWarps = 8;
+//! Symbols per block: H is staged once for them.
+constexpr int kTileSymbols = 64;
+
+/*! G = H^H H (full, [j][u] = G_ju) and tau = box_step or 1 / max_u sum_v |G_uv| per
+ * subcarrier, as lib/core/box/box.cc's default_step. */
+__global__ void __launch_bounds__(kPrepareThreads) box_prepare_kernel(BoxPrepareArgs p)
+{
+    __shared__ float row_sum[32];
+    const int U = p.num_users, B = p.num_antennas, sc = blockIdx.x;
+    const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
+    float2* g = p.gram + static_cast<std::size_t>(sc) * U * U;
+    if (threadIdx.x < U)
+        row_sum[threadIdx.x] = 0.0f;
+    __syncthreads();
+    for (int e = threadIdx.x; e < U * U; e += blockDim.x) {
+        const int i = e / U, j = e % U;
+        float2 acc = make_float2(0.0f, 0.0f);
+        for (int b = 0; b < B; ++b)
+            acc = cfmac(h[b * U + i], h[b * U + j], acc); // conj(H_bi) H_bj
+        g[e] = acc;
+        atomicAdd(&row_sum[i], sqrtf(cnorm(acc)));
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float bound = 0.0f;
+        for (int i = 0; i < U; ++i)
+            bound = fmaxf(bound, row_sum[i]);
+        float tau = p.box_step;
+        if (!(tau > 0.0f))
+            tau = bound > 0.0f && isfinite(bound) ? 1.0f / bound : 0.0f;
+        p.step[sc] = tau;
+    }
+}
+
+__device__ __forceinline__ float2 project(float2 z, float a_re, float a_im)
+{
+    return make_float2(fminf(fmaxf(z.x, -a_re), a_re), fminf(fmaxf(z.y, -a_im), a_im));
+}
+
+template <int UP>
+__global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetectArgs p)
+{
+    extern __shared__ float2 sh_h[]; // [B][U]
+    const EqualizeArgs& e = p.eq;
+    const int B = e.num_antennas, U = e.num_users, Q = e.demap.bits;
+    const int nsc = e.num_subcarriers, sc = blockIdx.x;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    constexpr int kGroups = 32 / UP;
+    const int group = lane / UP, user = lane % UP, first = group * UP;
+    const bool active_user = user < U;
+    const float2* h = e.h + static_cast<std::size_t>(sc) * B * U;
+    for (int i = threadIdx.x; i < B * U; i += blockDim.x)
+        sh_h[i] = h[i];
+    __syncthreads();
+
+    const bool bad_channel = (e.status[sc] & kStatusBad) != 0;
+    const std::size_t u_index = static_cast<std::size_t>(sc) * U + user;
+    const float rho = active_user ? e.rho[u_index] : 0.0f;
+    const float inv_lambda = active_user ? e.inv_lambda[u_index] : 0.0f;
+    const float tau = p.step[sc];
+    const float2* g = p.gram + static_cast<std::size_t>(sc) * U * U;
+    const float2* a_inv = e.a + static_cast<std::size_t>(sc) * U * U;
+    // The lane's columns: G_ju (and A^-1_ju for the LMMSE start), Hermitian, so
+    // conj(column) is the user's row.
+    float2 g_column[UP];
+#pragma unroll
+    for (int j = 0; j < UP; ++j)
+        g_column[j] = (active_user && j < U) ? __ldg(g + j * U + user) : make_float2(0.0f, 0.0f);
+    const float g_uu = active_user ? __ldg(g + user * U + user).x : 0.0f;
+
+    const std::size_t first_symbol = static_cast<std::size_t>(blockIdx.y) * kTileSymbols;
+    const int count = static_cast<int>(
+        min(static_cast<std::size_t>(kTileSymbols), e.num_symbols - first_symbol));
+    for (int base = warp * kGroups; base < count; base += kDetectWarps * kGroups) {
+        const int k = base + group;
+        const bool valid = k < count; // warp-uniform loop; lanes past the tile idle along
+        const std::size_t s = first_symbol + (valid ? k : 0);
+        const std::size_t item = s * nsc + sc;
+        const float2* y = e.y + item * B;
+        // y_mf = H^H y for the lane's user; every lane of the group reads all of y, so
+        // each knows whether it is finite.
+        float2 y_mf = make_float2(0.0f, 0.0f);
+        bool finite = true;
+        if (valid)
+            for (int b = 0; b < B; ++b) {
+                const float2 v = __ldg(y + b);
+                finite = finite && cfinite(v);
+                if (active_user)
+                    y_mf = cfmac(sh_h[b * U + user], v, y_mf);
+            }
+        if (!finite || bad_channel)
+            y_mf = make_float2(0.0f, 0.0f); // keeps NaN out of the shuffles
+        float2 x = make_float2(0.0f, 0.0f);
+        if (p.start == static_cast<int>(BoxStartKind::lmmse)) {
+            float2 a_column[UP];
+#pragma unroll
+            for (int j = 0; j < UP; ++j)
+                a_column[j] = (active_user && j < U) ? __ldg(a_inv + j * U + user)
+                                                     : make_float2(0.0f, 0.0f);
+            x = cscale(hermitian_times<UP, true>([&](int j) { return a_column[j]; },
+                                                 y_mf, U, first),
+                       inv_lambda);
+        } else if (p.start == static_cast<int>(BoxStartKind::mf)) {
+            x = g_uu > 0.0f ? cscale(y_mf, 1.0f / g_uu) : make_float2(0.0f, 0.0f);
+        }
+        x = project(x, p.bound_re, p.bound_im);
+        float2 previous = x;
+        double t = 1.0;
+        for (int it = 0; it < e.iterations; ++it) {
+            float beta = 0.0f;
+            if (p.accelerated) { // fista_momentum() of lib/core/box/box.cc
+                const double t_next = 0.5 * (1.0 + sqrt(1.0 + 4.0 * t * t));
+                beta = static_cast<float>((t - 1.0) / t_next);
+                t = t_next;
+            }
+            const float2 v = make_float2(x.x + beta * (x.x - previous.x),
+                                         x.y + beta * (x.y - previous.y));
+            previous = x;
+            const float2 gv = hermitian_times<UP, true>(
+                [&](int j) { return g_column[j]; }, v, U, first);
+            const float2 grad = csub(gv, y_mf);
+            x = project(make_float2(v.x - tau * grad.x, v.y - tau * grad.y),
+                        p.bound_re, p.bound_im);
+        }
+        if (!valid || !active_user)
+            continue;
+        float* llr = e.llr + item * U * static_cast<std::size_t>(Q) + user * Q;
+        if (!finite || bad_channel) {
+            if (!finite && user == 0)
+                atomicAdd(e.bad_sample_count, 1ull);
+            for (int i = 0; i < Q; ++i)
+                llr[i] = 0.0f;
+            if (e.x_hat)
+                e.x_hat[item * U + user] = make_float2(0.0f, 0.0f);
+            continue;
+        }
+        // A user without a channel (1/lambda = 0, rho = 0) demaps to 0, as on the CPU.
+        const float keep = inv_lambda > 0.0f ? 1.0f : 0.0f;
+        write_llrs(e, x, keep, rho, llr);
+        if (e.x_hat)
+            e.x_hat[item * U + user] = cscale(x, keep);
+    }
+}
+
+
+} // namespace
+
+void launch_prepare_box(const BoxPrepareArgs& args, cudaStream_t stream)
+{
+    if (args.num_subcarriers == 0)
+        return;
+    box_prepare_kernel<<<args.num_subcarriers, kPrepareThreads, 0, stream>>>(args);
+    MIMODET_CUDA_CHECK_LAUNCH("box_prepare_kernel");
+}
+
+void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream)
+{
+    const EqualizeArgs& e = args.eq;
+    if (e.num_symbols == 0 || e.num_subcarriers == 0)
+        return;
+    const std::size_t tiles = (e.num_symbols + kTileSymbols - 1) / kTileSymbols;
+    if (tiles > 65535)
+        throw std::invalid_argument("launch_detect_box: more than " +
+                                    std::to_string(65535 * kTileSymbols) +
+                                    " symbols in one call");
+    const dim3 grid(static_cast<unsigned>(e.num_subcarriers), static_cast<unsigned>(tiles));
+    const std::size_t smem = sizeof(float2) * e.num_antennas * e.num_users;
+    with_user_tile(e.num_users, [&](auto up) {
+        box_detect_kernel<decltype(up)::value>
+            <<<grid, 32 * kDetectWarps, smem, stream>>>(args);
+    });
+    MIMODET_CUDA_CHECK_LAUNCH("box_detect_kernel");
+}
+
+void configure_box_kernels(int optin)
+{
+    // H of a subcarrier in shared memory: up to kMaxAntennas x kMaxUsers (64 KiB).
+    const int need = static_cast<int>(sizeof(float2) * 256 * 32);
+    const int limit = need < optin ? need : optin;
+    for (const void* kernel : { reinterpret_cast<const void*>(box_detect_kernel<4>),
+                                reinterpret_cast<const void*>(box_detect_kernel<8>),
+                                reinterpret_cast<const void*>(box_detect_kernel<16>),
+                                reinterpret_cast<const void*>(box_detect_kernel<32>) })
+        MIMODET_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+}
+
+} // namespace cuda
+} // namespace mimodet
