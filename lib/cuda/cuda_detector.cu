@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "core/box/fista.h"
 #include "cuda_check.h"
 #include "cuda_detector.h"
 #include "graph_cache.h"
@@ -266,6 +267,7 @@ struct CudaDetector::Impl {
     // BOX's channel state beside exact MMSE's: G and the step tau per subcarrier.
     float2* d_gram = nullptr;
     float* d_step = nullptr;
+    float* d_momentum = nullptr; //!< FISTA's schedule (null: plain)
     unsigned long long* d_bad_samples = nullptr;
     /* The channel status of device-API channels (set_channel_device), counted by the
      * kernels that prepare them (PrepareArgs::counts; kChannelCounts totals, never
@@ -399,6 +401,11 @@ struct CudaDetector::Impl {
         if (box()) {
             d_gram = device_alloc<float2>(nsc * u * u);
             d_step = device_alloc<float>(nsc);
+            if (config.box_accelerated) {
+                const std::vector<float> m = box::fista_momentum(config.box_iterations);
+                d_momentum = device_alloc<float>(m.size());
+                copy_to_device(d_momentum, m.data(), m.size() * sizeof(float));
+            }
         }
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
@@ -481,8 +488,10 @@ struct CudaDetector::Impl {
         d_floor = nullptr;
         cudaFree(d_gram);
         cudaFree(d_step);
+        cudaFree(d_momentum);
         d_gram = nullptr;
         d_step = nullptr;
+        d_momentum = nullptr;
         cudaFree(d_bad_samples);
         cudaFree(d_channel_counts);
         cudaFreeHost(h_channel);
@@ -618,7 +627,7 @@ struct CudaDetector::Impl {
         b.start = static_cast<int>(config.box_start == BoxStart::zero ? BoxStartKind::zero
                                    : config.box_start == BoxStart::mf ? BoxStartKind::mf
                                                                       : BoxStartKind::lmmse);
-        b.accelerated = config.box_accelerated ? 1 : 0;
+        b.momentum = d_momentum;
         launch_detect_box(b, stream);
     }
 

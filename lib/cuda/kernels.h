@@ -160,7 +160,7 @@ struct BoxDetectArgs {
     const float* step;
     float bound_re, bound_im; //!< the box's half-widths
     int start;                //!< BoxStartKind
-    int accelerated;          //!< FISTA momentum
+    const float* momentum;    //!< [iterations] FISTA's schedule; null: the plain iteration
 };
 void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream);
 //! Raises the BOX kernel's dynamic shared memory limit (H of a subcarrier).

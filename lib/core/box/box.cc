@@ -29,18 +29,6 @@ float default_step(const MatrixC& gram)
     return bound > 0.0f && std::isfinite(bound) ? 1.0f / bound : 0.0f;
 }
 
-std::vector<float> fista_momentum(unsigned iterations)
-{
-    std::vector<float> m(iterations);
-    double t = 1.0;
-    for (unsigned k = 0; k < iterations; ++k) {
-        const double next = 0.5 * (1.0 + std::sqrt(1.0 + 4.0 * t * t));
-        m[k] = static_cast<float>((t - 1.0) / next);
-        t = next;
-    }
-    return m;
-}
-
 void box_iterate(const MatrixC& gram,
                  const MatrixC& y_mf,
                  float tau,

@@ -18,6 +18,7 @@
  * both converge to the constrained minimum; the momentum gets there in far fewer steps
  * (16x16 QPSK: 20 accelerated steps reach what 100 plain ones do). */
 
+#include "core/box/fista.h"
 #include "core/mmse/linear_algebra.h"
 #include <mimodet/constellation.h>
 
@@ -44,10 +45,6 @@ inline cf32 project(cf32 z, BoxBounds b)
  * gradient (with or without momentum) needs; it costs U^2 per channel, not an
  * eigen-solve. 0 when G is zero (nothing to iterate). `gram`: full Hermitian U x U. */
 float default_step(const MatrixC& gram);
-
-//! The momentum of FISTA step k (0-based): (t_k - 1) / t_{k+1}, t_0 = 1,
-//! t_{k+1} = (1 + sqrt(1 + 4 t_k^2)) / 2. Shared by the CPU and GPU kernels' tables.
-std::vector<float> fista_momentum(unsigned iterations);
 
 struct BoxScratch {
     MatrixC previous, v, gradient;

@@ -10,15 +10,15 @@
  * (subcarrier, tile of symbols) with H in shared memory; in each warp, groups of UP lanes
  * (UP = users rounded up to a power of two) take one symbol each, a lane per user. A lane
  * forms its user's matched filter from shared H, keeps its column of G (and of A^-1) in
- * registers, and gets the other users' iterate by shuffles, so the iterations need no
- * barrier and no shared memory. */
+ * registers, and reads the other users' iterate from its warp's slice of shared memory
+ * (a warp barrier per iteration, no block barrier). */
 
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
-#include "cuda/mmse/cg_cr.cuh"
 #include "cuda/mmse/demap.cuh"
 #include "cuda/mmse/launch_helpers.h"
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace mimodet {
@@ -67,10 +67,32 @@ __device__ __forceinline__ float2 project(float2 z, float a_re, float a_im)
     return make_float2(fminf(fmaxf(z.x, -a_re), a_re), fminf(fmaxf(z.y, -a_im), a_im));
 }
 
-template <int UP>
-__global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetectArgs p)
+//! Per warp: the iterate of its lane groups, twice (one buffer written while the other
+//! may still be read), in shared memory; a lane reads its group's as float4 pairs.
+constexpr int kWarpVectorFloat2 = 2 * 32;
+
+//! sum_j conj(column_j) v_j over the UP users of the lane's group, v read from `group_v`
+//! (16-byte aligned), in four independent accumulators (the FMA chain of one would be
+//! the iteration's latency). column_j = A_ju of a Hermitian A, so this is (A v)_user.
+template <int UP, typename Column>
+__device__ __forceinline__ float2 hermitian_apply(const Column& column, const float2* group_v)
 {
-    extern __shared__ float2 sh_h[]; // [B][U]
+    float2 acc[4] = { make_float2(0.0f, 0.0f), make_float2(0.0f, 0.0f),
+                      make_float2(0.0f, 0.0f), make_float2(0.0f, 0.0f) };
+#pragma unroll
+    for (int j = 0; j < UP; j += 2) {
+        const float4 v = *reinterpret_cast<const float4*>(group_v + j);
+        acc[(j / 2) % 4] = cfmac(column(j), make_float2(v.x, v.y), acc[(j / 2) % 4]);
+        acc[(j / 2 + 2) % 4] = cfmac(column(j + 1), make_float2(v.z, v.w), acc[(j / 2 + 2) % 4]);
+    }
+    return cadd(cadd(acc[0], acc[1]), cadd(acc[2], acc[3]));
+}
+
+template <int UP>
+__global__ void __launch_bounds__(32 * kDetectWarps, UP >= 32 ? 1 : (UP >= 16 ? 3 : 4))
+    box_detect_kernel(BoxDetectArgs p)
+{
+    extern __shared__ float4 smem[];
     const EqualizeArgs& e = p.eq;
     const int B = e.num_antennas, U = e.num_users, Q = e.demap.bits;
     const int nsc = e.num_subcarriers, sc = blockIdx.x;
@@ -78,6 +100,8 @@ __global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetect
     constexpr int kGroups = 32 / UP;
     const int group = lane / UP, user = lane % UP, first = group * UP;
     const bool active_user = user < U;
+    float2* warp_v = reinterpret_cast<float2*>(smem) + warp * kWarpVectorFloat2;
+    float2* sh_h = reinterpret_cast<float2*>(smem) + kDetectWarps * kWarpVectorFloat2; // [B][U]
     const float2* h = e.h + static_cast<std::size_t>(sc) * B * U;
     for (int i = threadIdx.x; i < B * U; i += blockDim.x)
         sh_h[i] = h[i];
@@ -90,13 +114,17 @@ __global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetect
     const float tau = p.step[sc];
     const float2* g = p.gram + static_cast<std::size_t>(sc) * U * U;
     const float2* a_inv = e.a + static_cast<std::size_t>(sc) * U * U;
-    // The lane's columns: G_ju (and A^-1_ju for the LMMSE start), Hermitian, so
-    // conj(column) is the user's row.
+    // The lane's column of G (Hermitian: its conjugate is the user's row); zero past U,
+    // where the iterate is zero too, so the products run over UP with no test.
     float2 g_column[UP];
 #pragma unroll
     for (int j = 0; j < UP; ++j)
         g_column[j] = (active_user && j < U) ? __ldg(g + j * U + user) : make_float2(0.0f, 0.0f);
     const float g_uu = active_user ? __ldg(g + user * U + user).x : 0.0f;
+    const bool y_pairs = B % 2 == 0 && reinterpret_cast<std::uintptr_t>(e.y) % 16 == 0;
+    // Lanes past U read user 0's column of H (their products are dropped): every read
+    // stays inside H, with no divergence in the loop.
+    const float2* h_column = sh_h + (active_user ? user : 0);
 
     const std::size_t first_symbol = static_cast<std::size_t>(blockIdx.y) * kTileSymbols;
     const int count = static_cast<int>(
@@ -107,51 +135,63 @@ __global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetect
         const std::size_t s = first_symbol + (valid ? k : 0);
         const std::size_t item = s * nsc + sc;
         const float2* y = e.y + item * B;
-        // y_mf = H^H y for the lane's user; every lane of the group reads all of y, so
-        // each knows whether it is finite.
-        float2 y_mf = make_float2(0.0f, 0.0f);
+        // y_mf = H^H y for the lane's user; every lane of the group reads all of y (the
+        // same addresses: broadcast), so each knows whether it is finite.
+        float2 acc[4] = { make_float2(0.0f, 0.0f), make_float2(0.0f, 0.0f),
+                          make_float2(0.0f, 0.0f), make_float2(0.0f, 0.0f) };
         bool finite = true;
-        if (valid)
+        if (valid && y_pairs) {
+            const float4* y2 = reinterpret_cast<const float4*>(y);
+#pragma unroll 4
+            for (int b = 0; b < B; b += 2) {
+                const float4 v = __ldg(y2 + b / 2);
+                const float2 v0 = make_float2(v.x, v.y), v1 = make_float2(v.z, v.w);
+                finite = finite && cfinite(v0) && cfinite(v1);
+                const int a = (b / 2) % 2;
+                acc[a] = cfmac(h_column[b * U], v0, acc[a]);
+                acc[a + 2] = cfmac(h_column[(b + 1) * U], v1, acc[a + 2]);
+            }
+        } else if (valid) {
             for (int b = 0; b < B; ++b) {
                 const float2 v = __ldg(y + b);
                 finite = finite && cfinite(v);
-                if (active_user)
-                    y_mf = cfmac(sh_h[b * U + user], v, y_mf);
+                acc[b % 4] = cfmac(h_column[b * U], v, acc[b % 4]);
             }
-        if (!finite || bad_channel)
-            y_mf = make_float2(0.0f, 0.0f); // keeps NaN out of the shuffles
+        }
+        float2 y_mf = cadd(cadd(acc[0], acc[1]), cadd(acc[2], acc[3]));
+        if (!finite || bad_channel || !active_user)
+            y_mf = make_float2(0.0f, 0.0f); // keeps NaN out of the other lanes' products
         float2 x = make_float2(0.0f, 0.0f);
         if (p.start == static_cast<int>(BoxStartKind::lmmse)) {
-            float2 a_column[UP];
-#pragma unroll
-            for (int j = 0; j < UP; ++j)
-                a_column[j] = (active_user && j < U) ? __ldg(a_inv + j * U + user)
-                                                     : make_float2(0.0f, 0.0f);
-            x = cscale(hermitian_times<UP, true>([&](int j) { return a_column[j]; },
-                                                 y_mf, U, first),
+            warp_v[lane] = y_mf;
+            __syncwarp();
+            x = cscale(hermitian_apply<UP>(
+                           [&](int j) {
+                               return (active_user && j < U) ? __ldg(a_inv + j * U + user)
+                                                             : make_float2(0.0f, 0.0f);
+                           },
+                           warp_v + first),
                        inv_lambda);
+            __syncwarp(); // the buffer is written again by the first iteration
         } else if (p.start == static_cast<int>(BoxStartKind::mf)) {
             x = g_uu > 0.0f ? cscale(y_mf, 1.0f / g_uu) : make_float2(0.0f, 0.0f);
         }
         x = project(x, p.bound_re, p.bound_im);
         float2 previous = x;
-        double t = 1.0;
         for (int it = 0; it < e.iterations; ++it) {
-            float beta = 0.0f;
-            if (p.accelerated) { // fista_momentum() of lib/core/box/box.cc
-                const double t_next = 0.5 * (1.0 + sqrt(1.0 + 4.0 * t * t));
-                beta = static_cast<float>((t - 1.0) / t_next);
-                t = t_next;
-            }
+            const float beta = p.momentum ? __ldg(p.momentum + it) : 0.0f;
             const float2 v = make_float2(x.x + beta * (x.x - previous.x),
                                          x.y + beta * (x.y - previous.y));
             previous = x;
-            const float2 gv = hermitian_times<UP, true>(
-                [&](int j) { return g_column[j]; }, v, U, first);
-            const float2 grad = csub(gv, y_mf);
-            x = project(make_float2(v.x - tau * grad.x, v.y - tau * grad.y),
+            float2* buffer = warp_v + (it & 1) * 32;
+            buffer[lane] = active_user ? v : make_float2(0.0f, 0.0f);
+            __syncwarp();
+            const float2 gv =
+                hermitian_apply<UP>([&](int j) { return g_column[j]; }, buffer + first);
+            x = project(make_float2(v.x - tau * (gv.x - y_mf.x), v.y - tau * (gv.y - y_mf.y)),
                         p.bound_re, p.bound_im);
         }
+        __syncwarp(); // the next symbol's start overwrites buffer 0
         if (!valid || !active_user)
             continue;
         float* llr = e.llr + item * U * static_cast<std::size_t>(Q) + user * Q;
@@ -171,7 +211,6 @@ __global__ void __launch_bounds__(32 * kDetectWarps) box_detect_kernel(BoxDetect
             e.x_hat[item * U + user] = cscale(x, keep);
     }
 }
-
 
 } // namespace
 
@@ -194,7 +233,8 @@ void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream)
                                     std::to_string(65535 * kTileSymbols) +
                                     " symbols in one call");
     const dim3 grid(static_cast<unsigned>(e.num_subcarriers), static_cast<unsigned>(tiles));
-    const std::size_t smem = sizeof(float2) * e.num_antennas * e.num_users;
+    const std::size_t smem =
+        sizeof(float2) * (kDetectWarps * kWarpVectorFloat2 + e.num_antennas * e.num_users);
     with_user_tile(e.num_users, [&](auto up) {
         box_detect_kernel<decltype(up)::value>
             <<<grid, 32 * kDetectWarps, smem, stream>>>(args);
@@ -204,8 +244,9 @@ void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream)
 
 void configure_box_kernels(int optin)
 {
-    // H of a subcarrier in shared memory: up to kMaxAntennas x kMaxUsers (64 KiB).
-    const int need = static_cast<int>(sizeof(float2) * 256 * 32);
+    // H of a subcarrier in shared memory, up to kMaxAntennas x kMaxUsers (64 KiB), and
+    // the warps' iterates.
+    const int need = static_cast<int>(sizeof(float2) * (256 * 32 + kDetectWarps * kWarpVectorFloat2));
     const int limit = need < optin ? need : optin;
     for (const void* kernel : { reinterpret_cast<const void*>(box_detect_kernel<4>),
                                 reinterpret_cast<const void*>(box_detect_kernel<8>),
