@@ -5,7 +5,7 @@
 """
 gr-mimodet: GPU-accelerated MIMO detectors for GNU Radio.
 
-Blocks (C++): mmse_detector, fsd_detector, mimo_channel_sim, ber_meter, antennas_to_tensor,
+Blocks (C++): mmse_detector, fsd_detector, box_detector, mimo_channel_sim, ber_meter, antennas_to_tensor,
 ofdm_uplink_receiver, ofdm_uplink_detector. Blocks (Python): sigmf.sigmf_source and
 sigmf.sigmf_sink (multi-channel SigMF captures), n310.n310_source (one to four USRP N310s).
 Core helpers: simulate_ber, gpu_available, the OFDM uplink simulator and CPU receiver

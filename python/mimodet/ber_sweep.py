@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 
 from .mimodet_python import detector_modes, simulate_ber
 
+# Modes whose "iterations" count (BOX's projected-gradient steps, CG/CR's iterations).
+ITERATIVE = ("cg", "cr", "box")
+#: BOX's steps when a sweep names mode box without @N (DetectorConfig's default).
+BOX_ITERATIONS = 20
 CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "channel",
               "correlation", "snr_db", "frames", "bits", "bit_errors", "erasures", "ber",
               "throughput_mbps"]
@@ -42,7 +46,7 @@ class SweepConfig:
 
     def __post_init__(self):
         if not self.label:
-            det = self.mode + (f"@{self.iterations}" if self.mode in ("cg", "cr") else "")
+            det = self.mode + (f"@{self.iterations}" if self.mode in ITERATIVE else "")
             self.label = f"{self.antennas}x{self.users} {self.modulation} {det}"
 
     def validate(self):
@@ -55,8 +59,8 @@ class SweepConfig:
             value = getattr(self, name)
             need(_is_int(value) and value >= 1,
                  f"{name} must be a positive integer, got {value!r}")
-        need(_is_int(self.iterations) and self.iterations >= (self.mode in ("cg", "cr")),
-             f"iterations must be an integer >= 1 for cg and cr (>= 0 otherwise), got "
+        need(_is_int(self.iterations) and self.iterations >= (self.mode in ITERATIVE),
+             f"iterations must be an integer >= 1 for cg, cr and box (>= 0 otherwise), got "
              f"{self.iterations!r}")
         need(self.users <= self.antennas,
              f"users ({self.users}) must not exceed antennas ({self.antennas})")

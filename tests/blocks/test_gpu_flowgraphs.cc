@@ -5,7 +5,7 @@
  */
 
 /* The GPU detector blocks inside real GNU Radio flowgraphs, against the same flowgraph
- * on the CPU backend: mmse_detector, ofdm_uplink_detector and apsm_receiver fed by vector
+ * on the CPU backend: mmse_detector, box_detector, ofdm_uplink_detector and apsm_receiver fed by vector
  * sources with their tags, run by GNU Radio's scheduler with few items per work() call, so that frame
  * boundaries, a channel change, an N0-only update and training sections fall inside work()
  * calls. Hard
@@ -17,6 +17,7 @@
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimodet/apsm_receiver.h>
+#include <gnuradio/mimodet/box_detector.h>
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <gnuradio/top_block.h>
@@ -79,22 +80,18 @@ struct MmseRun {
     uint64_t erased_items = 0;
 };
 
-MmseRun run_mmse(const std::string& backend,
-                 const mimodet::ChannelSimConfig& c,
-                 const std::vector<cf32>& y,
-                 const std::vector<gr::tag_t>& tags,
-                 int max_items)
+//! A detector block (mmse_detector or box_detector) between a vector source with the
+//! frames' tags and a vector sink.
+template <class Block>
+MmseRun run_detector_block(std::shared_ptr<Block> det,
+                           const mimodet::ChannelSimConfig& c,
+                           const std::vector<cf32>& y,
+                           const std::vector<gr::tag_t>& tags,
+                           int max_items)
 {
     const int item = static_cast<int>(c.num_subcarriers * c.num_antennas);
-    auto tb = gr::make_top_block("mmse_detector_flowgraph");
+    auto tb = gr::make_top_block("detector_flowgraph");
     auto src = gr::blocks::vector_source_c::make(y, false, item, tags);
-    auto det = gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
-                                                static_cast<int>(c.num_users),
-                                                static_cast<int>(c.num_subcarriers),
-                                                "16qam",
-                                                "chol",
-                                                3,
-                                                backend);
     det->set_max_noutput_items(max_items); // frames and tags inside work() calls
     const int llr_item = static_cast<int>(c.dims().llr_items());
     auto sink = gr::blocks::vector_sink_f::make(llr_item);
@@ -105,21 +102,32 @@ MmseRun run_mmse(const std::string& backend,
              det->erased_items() };
 }
 
-TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
+MmseRun run_mmse(const std::string& backend,
+                 const mimodet::ChannelSimConfig& c,
+                 const std::vector<cf32>& y,
+                 const std::vector<gr::tag_t>& tags,
+                 int max_items)
 {
-    SKIP_WITHOUT_GPU_BACKEND();
-    mimodet::ChannelSimConfig c;
-    c.num_antennas = 32;
-    c.num_users = 8;
-    c.num_subcarriers = 48;
-    c.symbols_per_frame = 7;
-    c.snr_db = 12.0;
-    c.seed = 31;
+    return run_detector_block(gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
+                                                               static_cast<int>(c.num_users),
+                                                               static_cast<int>(c.num_subcarriers),
+                                                               "16qam",
+                                                               "chol",
+                                                               3,
+                                                               backend),
+                              c,
+                              y,
+                              tags,
+                              max_items);
+}
+
+//! Three frames of the simulator, a new channel on each frame's first item and an
+//! N0-only update in the middle of the second frame.
+void three_frames(const mimodet::ChannelSimConfig& c,
+                  std::vector<cf32>& y,
+                  std::vector<gr::tag_t>& tags)
+{
     mimodet::ChannelSimulator sim(c);
-    // Three frames of 7 symbols; a new channel on each frame's first item, and an
-    // N0-only update in the middle of the second frame.
-    std::vector<cf32> y;
-    std::vector<gr::tag_t> tags;
     for (int f = 0; f < 3; ++f) {
         mimodet::Frame frame;
         sim.next_frame(frame);
@@ -134,6 +142,21 @@ TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
                 first + 4, mimodet::kNoiseVarTagKey, pmt::from_double(2.0 * frame.n0)));
         y.insert(y.end(), frame.y.begin(), frame.y.end());
     }
+}
+
+TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::ChannelSimConfig c;
+    c.num_antennas = 32;
+    c.num_users = 8;
+    c.num_subcarriers = 48;
+    c.symbols_per_frame = 7;
+    c.snr_db = 12.0;
+    c.seed = 31;
+    std::vector<cf32> y;
+    std::vector<gr::tag_t> tags;
+    three_frames(c, y, tags);
     for (int max_items : { 2, 3, 64 }) {
         SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
         const MmseRun cpu = run_mmse("cpu", c, y, tags, max_items);
@@ -183,6 +206,39 @@ UplinkRun run_uplink(const std::string& backend,
     tb->run();
     return { sink->data(), sink->tags(), det->implementation(), det->frames(),
              det->gaps(), det->lost_samples() };
+}
+
+// BOX at full load (16x16 QPSK), the same frames, tags and work() splits as above.
+TEST(GpuFlowgraph, BoxDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::ChannelSimConfig c;
+    c.num_antennas = 16;
+    c.num_users = 16;
+    c.num_subcarriers = 48;
+    c.symbols_per_frame = 7;
+    c.modulation = mimodet::Modulation::qpsk;
+    c.snr_db = 16.0;
+    c.seed = 37;
+    std::vector<cf32> y;
+    std::vector<gr::tag_t> tags;
+    three_frames(c, y, tags);
+    auto box = [&](const std::string& backend) {
+        return gr::mimodet::box_detector::make(16, 16, 48, "qpsk", 20, "lmmse", true, 0.0f,
+                                               backend);
+    };
+    for (int max_items : { 2, 3, 64 }) {
+        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
+        const MmseRun cpu = run_detector_block(box("cpu"), c, y, tags, max_items);
+        const MmseRun gpu = run_detector_block(box("cuda"), c, y, tags, max_items);
+        EXPECT_EQ(cpu.implementation, "cpu-box");
+        EXPECT_EQ(gpu.implementation, "cuda-box");
+        EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
+        EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
+        EXPECT_EQ(gpu.erased_items, 0u);
+        ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+    }
 }
 
 TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)

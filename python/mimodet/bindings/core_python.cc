@@ -69,6 +69,8 @@ void bind_core(py::module& m)
                                                static_cast<unsigned>(iterations),
                                                ::mimodet::parse_backend(backend));
             det.num_threads = num_threads;
+            if (det.mode == ::mimodet::DetectorMode::box) // box@N: BOX's steps
+                det.box_iterations = static_cast<unsigned>(iterations);
             std::function<bool(std::uint64_t)> on_frame = [&](std::uint64_t done) {
                 if (PyErr_CheckSignals() != 0) // Ctrl-C stops a long sweep
                     throw py::error_already_set();

@@ -12,6 +12,7 @@ namespace py = pybind11;
 
 void bind_mmse_detector(py::module& m);
 void bind_fsd_detector(py::module& m);
+void bind_box_detector(py::module& m);
 void bind_mimo_channel_sim(py::module& m);
 void bind_ber_meter(py::module& m);
 void bind_antennas_to_tensor(py::module& m);
@@ -36,6 +37,7 @@ PYBIND11_MODULE(mimodet_python, m)
 
     bind_mmse_detector(m);
     bind_fsd_detector(m);
+    bind_box_detector(m);
     bind_mimo_channel_sim(m);
     bind_ber_meter(m);
     bind_antennas_to_tensor(m);
