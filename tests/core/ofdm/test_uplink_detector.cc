@@ -250,7 +250,7 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
         GTEST_SKIP() << why;
     const OfdmConfig o = layout();
     const Stream s = make_stream(o, 24.0, 0.2, 5, 33);
-    for (auto mode : { DetectorMode::chol, DetectorMode::cg }) {
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::box }) {
         auto cpu = make_uplink_detector(o, detector_config(Backend::cpu, mode));
         auto gpu = make_uplink_detector(o, detector_config(Backend::cuda, mode));
         EXPECT_EQ(gpu->name(), "cuda-" + to_string(mode));
