@@ -31,24 +31,50 @@ constexpr int kDetectWarps = 8;
 //! Symbols per block: H is staged once for them.
 constexpr int kTileSymbols = 64;
 
+//! Antenna rows of H staged per round of box_prepare_kernel (32 x 32 users: 8 KiB).
+constexpr int kPrepareRows = 32;
+
 /*! G = H^H H (full, [j][u] = G_ju) and tau = box_step or 1 / max_u sum_v |G_uv| per
- * subcarrier, as lib/core/box/box.cc's default_step. */
+ * subcarrier, as lib/core/box/box.cc's default_step. H is staged in shared memory
+ * kPrepareRows antennas at a time (read from global memory once, coalesced); a thread
+ * sums up to four entries of G (U^2 <= 1024 = 4 x 256 threads). */
 __global__ void __launch_bounds__(kPrepareThreads) box_prepare_kernel(BoxPrepareArgs p)
 {
+    __shared__ float2 rows[kPrepareRows * 32];
     __shared__ float row_sum[32];
+    constexpr int kSlots = 32 * 32 / kPrepareThreads;
     const int U = p.num_users, B = p.num_antennas, sc = blockIdx.x;
     const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
-    float2* g = p.gram + static_cast<std::size_t>(sc) * U * U;
+    float2 acc[kSlots];
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k)
+        acc[k] = make_float2(0.0f, 0.0f);
     if (threadIdx.x < U)
         row_sum[threadIdx.x] = 0.0f;
-    __syncthreads();
-    for (int e = threadIdx.x; e < U * U; e += blockDim.x) {
-        const int i = e / U, j = e % U;
-        float2 acc = make_float2(0.0f, 0.0f);
-        for (int b = 0; b < B; ++b)
-            acc = cfmac(h[b * U + i], h[b * U + j], acc); // conj(H_bi) H_bj
-        g[e] = acc;
-        atomicAdd(&row_sum[i], sqrtf(cnorm(acc)));
+    for (int b0 = 0; b0 < B; b0 += kPrepareRows) {
+        const int n = min(kPrepareRows, B - b0);
+        __syncthreads(); // the previous round's reads are done
+        for (int i = threadIdx.x; i < n * U; i += blockDim.x)
+            rows[i] = h[static_cast<std::size_t>(b0) * U + i];
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kSlots; ++k) {
+            const int e = threadIdx.x + k * kPrepareThreads;
+            if (e < U * U) {
+                const int i = e / U, j = e % U;
+                for (int b = 0; b < n; ++b)
+                    acc[k] = cfmac(rows[b * U + i], rows[b * U + j], acc[k]); // conj(H_bi) H_bj
+            }
+        }
+    }
+    float2* g = p.gram + static_cast<std::size_t>(sc) * U * U;
+#pragma unroll
+    for (int k = 0; k < kSlots; ++k) {
+        const int e = threadIdx.x + k * kPrepareThreads;
+        if (e < U * U) {
+            g[e] = acc[k];
+            atomicAdd(&row_sum[e / U], sqrtf(cnorm(acc[k])));
+        }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
