@@ -37,6 +37,21 @@ enum class BoxStart {
 BoxStart parse_box_start(const std::string& name);
 std::string to_string(BoxStart s);
 
+/*! How H and y are stored for detection (castaneda PULPO Fig. 1(e); docs/precision.md):
+ * each value is rounded to the format after a power-of-two scale per channel (H) and per
+ * OFDM symbol (y) that puts its largest component just below the format's largest finite
+ * value, so that no valid input overflows or vanishes; arithmetic stays float32. */
+enum class Precision {
+    fp32,     //!< as given
+    fp16,     //!< IEEE binary16: 5 exponent, 10 mantissa bits
+    bf16,     //!< bfloat16: 8 exponent, 7 mantissa bits
+    fp8_e4m3, //!< OCP FP8 E4M3 (max 448, no infinity)
+    fp8_e5m2  //!< OCP FP8 E5M2 (PULPO's binary8: 5 exponent, 2 mantissa bits)
+};
+//! "fp32", "fp16", "bf16", "fp8" (= "fp8_e4m3"), "fp8_e4m3", "fp8_e5m2".
+Precision parse_precision(const std::string& name);
+std::string to_string(Precision p);
+
 //! roger2012 eq. 7: T >= sqrt(n_T) - 1 fully expanded levels (at least 1).
 std::size_t default_full_levels(std::size_t users);
 //! SFSD N_iter: 2, 4, 6 for QPSK, 16-QAM, 64-QAM (roger2012 after [5]); 1 for BPSK and
@@ -75,6 +90,8 @@ struct DetectorConfig {
     BoxStart box_start = BoxStart::lmmse;
     //! box: Nesterov/FISTA momentum (Beck & Teboulle 2009); off = PULPO's plain iteration.
     bool box_accelerated = true;
+    //! Storage format of H and y (every mode and backend).
+    Precision precision = Precision::fp32;
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0 means no clipping
     int num_threads = 0;   //!< CPU worker threads; 0 = all cores

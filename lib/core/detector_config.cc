@@ -126,6 +126,39 @@ std::string to_string(BoxStart s)
     return "?";
 }
 
+Precision parse_precision(const std::string& name)
+{
+    if (name == "fp32" || name == "float32")
+        return Precision::fp32;
+    if (name == "fp16" || name == "float16" || name == "half")
+        return Precision::fp16;
+    if (name == "bf16" || name == "bfloat16")
+        return Precision::bf16;
+    if (name == "fp8" || name == "fp8_e4m3" || name == "e4m3")
+        return Precision::fp8_e4m3;
+    if (name == "fp8_e5m2" || name == "e5m2")
+        return Precision::fp8_e5m2;
+    throw std::invalid_argument("unknown precision '" + name +
+                                "' (expected fp32, fp16, bf16, fp8_e4m3 or fp8_e5m2)");
+}
+
+std::string to_string(Precision p)
+{
+    switch (p) {
+    case Precision::fp32:
+        return "fp32";
+    case Precision::fp16:
+        return "fp16";
+    case Precision::bf16:
+        return "bf16";
+    case Precision::fp8_e4m3:
+        return "fp8_e4m3";
+    case Precision::fp8_e5m2:
+        return "fp8_e5m2";
+    }
+    return "?";
+}
+
 Backend parse_backend(const std::string& name)
 {
     if (name == "auto")
@@ -205,6 +238,11 @@ void DetectorConfig::validate() const
                 to_string(modulation) + " with " + std::to_string(num_users) +
                 " users is too many");
     }
+    if (precision != Precision::fp32 && precision != Precision::fp16 &&
+        precision != Precision::bf16 && precision != Precision::fp8_e4m3 &&
+        precision != Precision::fp8_e5m2)
+        throw std::invalid_argument("detector: unknown precision (expected fp32, fp16, bf16, "
+                                    "fp8_e4m3 or fp8_e5m2)");
     if (!(llr_clip >= 0.0f))
         throw std::invalid_argument("detector: llr_clip must be >= 0 (0 = no clipping)");
     if (num_threads < 0)

@@ -9,6 +9,7 @@
 
 #include "core/box/cpu_box_detector.h"
 #include "core/cpu_detector.h"
+#include "core/precision/quantizing_detector.h"
 #include "core/sphere/cpu_sphere_detector.h"
 #include <mimodet/detector.h>
 #ifdef MIMODET_HAVE_CUDA
@@ -89,8 +90,29 @@ std::unique_ptr<Detector> cpu_detector(const DetectorConfig& config)
 
 } // namespace
 
+namespace {
+
+//! The detector of `config`, whatever its precision (fp32: as given).
+std::unique_ptr<Detector> make_float32_detector(const DetectorConfig& config,
+                                                std::string* fallback_reason);
+
+} // namespace
+
 std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
                                         std::string* fallback_reason)
+{
+    config.validate();
+    auto detector = make_float32_detector(config, fallback_reason);
+    if (config.precision == Precision::fp32)
+        return detector;
+    // Narrow storage, emulated: the inputs rounded before the float32 detector.
+    return std::make_unique<QuantizingDetector>(config, std::move(detector));
+}
+
+namespace {
+
+std::unique_ptr<Detector> make_float32_detector(const DetectorConfig& config,
+                                                std::string* fallback_reason)
 {
     config.validate();
     std::string why_not;
@@ -110,5 +132,7 @@ std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
     }
     throw std::logic_error("make_detector: unknown backend");
 }
+
+} // namespace
 
 } // namespace mimodet

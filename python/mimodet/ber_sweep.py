@@ -20,7 +20,10 @@ from .mimodet_python import detector_modes, simulate_ber
 ITERATIVE = ("cg", "cr", "box")
 #: BOX's steps when a sweep names mode box without @N (DetectorConfig's default).
 BOX_ITERATIONS = 20
-CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "channel",
+#: Storage formats of H and y (DetectorConfig::precision; docs/precision.md).
+PRECISIONS = ("fp32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2")
+CSV_FIELDS = ["label", "antennas", "users", "modulation", "mode", "iterations", "precision",
+              "channel",
               "correlation", "snr_db", "frames", "bits", "bit_errors", "erasures", "ber",
               "throughput_mbps"]
 
@@ -42,12 +45,15 @@ class SweepConfig:
     channel: str = "rayleigh"
     correlation: float = 0.0
     backend: str = "auto"
+    precision: str = "fp32"
     label: str = field(default="")
 
     def __post_init__(self):
         if not self.label:
             det = self.mode + (f"@{self.iterations}" if self.mode in ITERATIVE else "")
             self.label = f"{self.antennas}x{self.users} {self.modulation} {det}"
+            if self.precision != "fp32":
+                self.label += f" {self.precision}"
 
     def validate(self):
         """Raises ValueError naming the first field the core would refuse (checked by
@@ -62,6 +68,8 @@ class SweepConfig:
         need(_is_int(self.iterations) and self.iterations >= (self.mode in ITERATIVE),
              f"iterations must be an integer >= 1 for cg, cr and box (>= 0 otherwise), got "
              f"{self.iterations!r}")
+        need(self.precision in PRECISIONS,
+             f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         need(self.users <= self.antennas,
              f"users ({self.users}) must not exceed antennas ({self.antennas})")
         need(str(self.modulation).lower() in ("bpsk", "qpsk", "16qam", "64qam", "256qam",
@@ -129,12 +137,14 @@ def run_sweep(configs, snrs_db, frames, min_errors=0, seed=1, num_threads=0, pro
                              cfg.modulation, cfg.mode, cfg.iterations, snr, frames,
                              channel_model=cfg.channel, correlation=cfg.correlation,
                              seed=seed, min_errors=min_errors, num_threads=num_threads,
-                             backend=cfg.backend, progress=on_frame)
+                             backend=cfg.backend, precision=cfg.precision,
+                             progress=on_frame)
             if progress:
                 progress.point_done()
             rows.append({"label": cfg.label, "antennas": cfg.antennas, "users": cfg.users,
                          "modulation": cfg.modulation, "mode": cfg.mode,
-                         "iterations": cfg.iterations, "channel": cfg.channel,
+                         "iterations": cfg.iterations, "precision": cfg.precision,
+                         "channel": cfg.channel,
                          "correlation": cfg.correlation, "snr_db": snr,
                          "frames": r["frames"], "bits": r["bits"],
                          "bit_errors": r["bit_errors"], "erasures": r["erasures"],

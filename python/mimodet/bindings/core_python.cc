@@ -49,6 +49,7 @@ void bind_core(py::module& m)
            std::uint64_t min_errors,
            int num_threads,
            const std::string& backend,
+           const std::string& precision,
            py::object progress) {
             if (num_antennas <= 0 || num_users <= 0 || num_subcarriers <= 0 ||
                 symbols_per_frame <= 0 || iterations < 0)
@@ -69,6 +70,7 @@ void bind_core(py::module& m)
                                                static_cast<unsigned>(iterations),
                                                ::mimodet::parse_backend(backend));
             det.num_threads = num_threads;
+            det.precision = ::mimodet::parse_precision(precision);
             if (det.mode == ::mimodet::DetectorMode::box) // box@N: BOX's steps
                 det.box_iterations = static_cast<unsigned>(iterations);
             std::function<bool(std::uint64_t)> on_frame = [&](std::uint64_t done) {
@@ -106,6 +108,7 @@ void bind_core(py::module& m)
         py::arg("min_errors") = 0,
         py::arg("num_threads") = 0,
         py::arg("backend") = "auto",
+        py::arg("precision") = "fp32",
         py::arg("progress") = py::none(),
         "Monte-Carlo BER of one detector at one SNR (core, no flowgraph). "
         "progress(frames_done)\n"
