@@ -55,7 +55,8 @@ box_detector::sptr box_detector::make(int num_antennas,
                                       float llr_clip,
                                       int num_threads,
                                       const std::vector<int>& devices,
-                                      int streams)
+                                      int streams,
+                                      const std::string& precision)
 {
     core::DetectorConfig c = block_config("box_detector",
                                           num_antennas,
@@ -73,6 +74,7 @@ box_detector::sptr box_detector::make(int num_antennas,
     c.box_start = start_of(start);
     c.box_accelerated = accelerated;
     c.box_step = step;
+    c.precision = parse_block_precision("box_detector", precision);
     return gnuradio::make_block_sptr<box_detector_impl>(checked(c));
 }
 
@@ -149,6 +151,13 @@ void box_detector_impl::set_step(float step)
     auto config = d_config;
     config.box_step = step;
     reconfigure(config);
+}
+
+std::string box_detector_impl::precision() const { return precision_name(); }
+
+void box_detector_impl::set_precision(const std::string& precision)
+{
+    change_precision("box_detector", precision);
 }
 
 } // namespace mimodet

@@ -26,6 +26,8 @@ public:
     void set_accelerated(bool accelerated) override;
     float step() const override;
     void set_step(float step) override;
+    std::string precision() const override;
+    void set_precision(const std::string& precision) override;
 
 private:
     //! Validates `config` (refusing it with this block's name) and rebuilds the detector

@@ -41,6 +41,17 @@ inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c)
 /*! The parameters every detector block's make() takes, checked, with the block's name in
  * each error; the block then sets and checks its mode and calls validate(). Streams and
  * devices are checked for every backend: a flowgraph may switch from cpu to auto later. */
+//! parse_precision with the block's name in the error.
+inline core::Precision parse_block_precision(const std::string& block,
+                                             const std::string& precision)
+{
+    try {
+        return core::parse_precision(precision);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(block + ": " + e.what());
+    }
+}
+
 inline core::DetectorConfig block_config(const std::string& block,
                                          int num_antennas,
                                          int num_users,
@@ -103,6 +114,24 @@ protected:
     //! counters kept; a refused configuration throws and changes nothing. Caller holds
     //! d_mutex.
     void rebuild_detector(const core::DetectorConfig& config);
+
+    //! The storage precision by name, for a block's precision() getter.
+    std::string precision_name() const
+    {
+        std::lock_guard<std::mutex> lock(d_mutex);
+        return core::to_string(d_config.precision);
+    }
+    //! A block's set_precision(): refused with the block's name before anything changes.
+    void change_precision(const std::string& block, const std::string& precision)
+    {
+        const core::Precision p = parse_block_precision(block, precision);
+        std::lock_guard<std::mutex> lock(d_mutex);
+        if (p == d_config.precision)
+            return;
+        auto config = d_config;
+        config.precision = p;
+        rebuild_detector(config);
+    }
 
 public:
     std::string implementation() const override;

@@ -37,7 +37,8 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         float llr_clip,
                                         int num_threads,
                                         const std::vector<int>& devices,
-                                        int streams)
+                                        int streams,
+                                        const std::string& precision)
 {
     core::DetectorConfig c = block_config("mmse_detector",
                                           num_antennas,
@@ -56,6 +57,7 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
         throw std::invalid_argument("mmse_detector: iterations must be >= 1, got " +
                                     std::to_string(iterations));
     c.iterations = static_cast<unsigned>(iterations);
+    c.precision = parse_block_precision("mmse_detector", precision);
     c.validate();
     return gnuradio::make_block_sptr<mmse_detector_impl>(c);
 }
@@ -100,6 +102,13 @@ void mmse_detector_impl::set_iterations(int iterations)
     auto config = d_config;
     config.iterations = static_cast<unsigned>(iterations);
     rebuild_detector(config);
+}
+
+std::string mmse_detector_impl::precision() const { return precision_name(); }
+
+void mmse_detector_impl::set_precision(const std::string& precision)
+{
+    change_precision("mmse_detector", precision);
 }
 
 } // namespace mimodet

@@ -22,6 +22,8 @@ public:
     void set_mode(const std::string& mode) override;
     int iterations() const override;
     void set_iterations(int iterations) override;
+    std::string precision() const override;
+    void set_precision(const std::string& precision) override;
 };
 
 } // namespace mimodet

@@ -229,6 +229,38 @@ class qa_mmse_detector(gr_unittest.TestCase):
         np.testing.assert_allclose(got, self.reference("16qam", [(h, y, n0)]), rtol=2e-3, atol=2e-3)
         self.assertEqual(det.channel_updates(), 1)
 
+    def test_016_fp16_storage_is_numpys_binary16_after_a_power_of_two_scale(self):
+        # precision="fp16": H (per channel) and y (per OFDM symbol) scaled by the power of
+        # two that puts their largest component in (32752, 65504], rounded by numpy's
+        # float16 and scaled back (docs/precision.md); against the float64 reference on
+        # those values. set_precision keeps the channel; unknown formats are refused.
+        def fp16(v):
+            m = max(np.abs(v.real).max(), np.abs(v.imag).max())
+            s = 2.0 ** np.floor(np.log2(65504.0 / m))
+            return ((v.real * s).astype(np.float16).astype(np.float64) / s
+                    + 1j * (v.imag * s).astype(np.float16).astype(np.float64) / s)
+        n_sc, b, u, n_sym = 5, 8, 3, 3
+        h, y, n0, _ = self.problem(n_sc, b, u, "64qam", n_sym, 30.0)
+        h, y = h * 1e-3, y * 1e-3  # small values: the scale must bring them back
+        n0 *= 1e-6
+        det = mimodet.mmse_detector(b, u, n_sc, "64qam", "chol", 3, BACKEND, precision="fp16")
+        self.assertEqual(det.precision(), "fp16")
+        self.assertEqual(det.implementation(), implementation("chol") + "-fp16")
+        got = self.run_detector(y, channel_tags(h, n0), n_sc * b, det)
+        hq = fp16(h.astype(np.complex64).astype(np.complex128))
+        yq = np.array([fp16(y[s].astype(np.complex64).astype(np.complex128)) for s in range(n_sym)])
+        want = self.reference("64qam", [(hq, yq, n0)])
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+        exact = self.reference("64qam", [(h, y, n0)])
+        self.assertGreater(np.abs(want - exact).max(), 1e-4 * np.abs(exact).max())  # it rounds
+        det.set_precision("fp32")
+        self.assertEqual(det.precision(), "fp32")
+        with self.assertRaisesRegex(ValueError, "precision"):
+            det.set_precision("fp4")
+        with self.assertRaisesRegex(ValueError, "precision"):
+            mimodet.mmse_detector(b, u, n_sc, precision="int8")
+        self.assertEqual(det.precision(), "fp32")
+
     def test_009_wrong_vector_length_is_refused_at_connect(self):
         det = mimodet.mmse_detector(8, 2, 16)
         src = blocks.vector_source_c([0j] * 64, False, 64)  # 16 subcarriers x 4, not x 8

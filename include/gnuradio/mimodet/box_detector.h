@@ -51,6 +51,7 @@ public:
      * \param num_threads CPU threads, 0 = all cores
      * \param devices CUDA device ordinals (see mmse_detector)
      * \param streams CUDA streams per GPU (>= 1)
+     * \param precision storage format of H and y (see mmse_detector; docs/precision.md)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -65,7 +66,8 @@ public:
                      float llr_clip = 0.0f,
                      int num_threads = 0,
                      const std::vector<int>& devices = std::vector<int>{ 0 },
-                     int streams = 3);
+                     int streams = 3,
+                     const std::string& precision = "fp32");
 
     virtual int iterations() const = 0;
     //! Takes effect from the next work() call; the channel is kept.
@@ -77,6 +79,9 @@ public:
     //! tau in force when set, 0 when taken from each subcarrier's channel.
     virtual float step() const = 0;
     virtual void set_step(float step) = 0;
+    //! "fp32", "fp16", "bf16", "fp8_e4m3" or "fp8_e5m2" (see mmse_detector).
+    virtual std::string precision() const = 0;
+    virtual void set_precision(const std::string& precision) = 0;
     //! The implementation in use, "cpu-box" or "cuda-box".
     virtual std::string implementation() const = 0;
     virtual std::uint64_t channel_updates() const = 0;

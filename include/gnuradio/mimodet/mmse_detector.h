@@ -57,6 +57,9 @@ public:
      *        (several engines on one GPU); backend "auto" with a missing GPU runs on
      *        the CPU
      * \param streams CUDA streams per GPU, overlapping copies and kernels (>= 1)
+     * \param precision storage format of H and y: "fp32", "fp16", "bf16", "fp8_e4m3"
+     *        or "fp8_e5m2" (rounded per channel and per OFDM symbol after a power-of-two
+     *        scale; arithmetic stays float32; docs/precision.md)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -69,7 +72,8 @@ public:
                      float llr_clip = 0.0f,
                      int num_threads = 0,
                      const std::vector<int>& devices = std::vector<int>{ 0 },
-                     int streams = 3);
+                     int streams = 3,
+                     const std::string& precision = "fp32");
 
     virtual std::string mode() const = 0;
     //! Switches mode (chol, cg, cr, zf) between work() calls; the channel in force is
@@ -77,6 +81,11 @@ public:
     virtual void set_mode(const std::string& mode) = 0;
     virtual int iterations() const = 0;
     virtual void set_iterations(int iterations) = 0;
+    //! Storage format of H and y: "fp32", "fp16", "bf16", "fp8_e4m3" or "fp8_e5m2"
+    //! (emulated: docs/precision.md).
+    virtual std::string precision() const = 0;
+    //! Takes effect from the next work() call; the channel is kept.
+    virtual void set_precision(const std::string& precision) = 0;
     //! The implementation in use, e.g. "cpu-chol".
     virtual std::string implementation() const = 0;
 

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(box_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(981731f4284733eb3cd56278a0890e84) */
+/* BINDTOOL_HEADER_FILE_HASH(6f675aaf8f52215aa96230d0d828b0bd) */
 
 #include <gnuradio/mimodet/box_detector.h>
 #include <pybind11/pybind11.h>
@@ -43,7 +43,8 @@ void bind_box_detector(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("num_threads") = 0,
              py::arg("devices") = std::vector<int>{ 0 },
-             py::arg("streams") = 3)
+             py::arg("streams") = 3,
+             py::arg("precision") = "fp32")
         .def("iterations", &box_detector::iterations)
         .def("set_iterations", &box_detector::set_iterations, py::arg("iterations"))
         .def("start", &box_detector::start)
@@ -52,6 +53,8 @@ void bind_box_detector(py::module& m)
         .def("set_accelerated", &box_detector::set_accelerated, py::arg("accelerated"))
         .def("step", &box_detector::step)
         .def("set_step", &box_detector::set_step, py::arg("step"))
+        .def("precision", &box_detector::precision)
+        .def("set_precision", &box_detector::set_precision, py::arg("precision"))
         .def("implementation", &box_detector::implementation)
         .def("channel_updates", &box_detector::channel_updates)
         .def("bad_channel_subcarriers", &box_detector::bad_channel_subcarriers)
