@@ -36,7 +36,8 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                       double samp_rate,
                                                       bool llr_positive_means_one,
                                                       float llr_clip,
-                                                      int device)
+                                                      int device,
+                                                      const std::string& precision)
 {
     const std::string name = "ofdm_uplink_detector";
     if (!(samp_rate >= 0.0) || !std::isfinite(samp_rate))
@@ -58,6 +59,7 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
         ofdm.modulation = ::mimodet::parse_modulation(modulation);
         det.mode = ::mimodet::parse_detector_mode(mode);
         det.backend = ::mimodet::parse_backend(backend);
+        det.precision = ::mimodet::parse_precision(precision);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(name + ": " + e.what());
     }

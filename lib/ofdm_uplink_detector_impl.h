@@ -53,6 +53,10 @@ public:
                      gr_vector_void_star& output_items) override;
 
     std::string implementation() const override { return d_chain->name(); }
+    std::string precision() const override
+    {
+        return ::mimodet::to_string(d_chain->detector().precision);
+    }
     std::uint64_t frames() const override { return d_frames; }
     std::uint64_t gaps() const override { return d_gaps.gaps(); }
     std::uint64_t lost_samples() const override { return d_gaps.lost_samples(); }

@@ -51,12 +51,13 @@ def put_nan(rx, truth, symbol, antenna=2):
     rx[antenna, truth["frame_start"] + symbol * SYM + CP + FFT // 2] = np.nan
 
 
-def run(base, two_blocks=False):
+def run(base, two_blocks=False, precision="fp32"):
     """The capture through ofdm_uplink_detector (CPU), and with two_blocks also through
     ofdm_uplink_receiver -> mmse_detector: (blocks, LLR sinks)."""
     tb = gr.top_block()
     src = sigmf.sigmf_source(base, channels=B)
-    one = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "chol", 3, BACKEND)
+    one = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "chol", 3, BACKEND,
+                                       precision=precision)
     got = blocks.vector_sink_f(LLR_ITEM)
     for b in range(B):
         tb.connect((src, b), (one, b))
@@ -64,7 +65,8 @@ def run(base, two_blocks=False):
     result = {"one": one, "got": got}
     if two_blocks:
         receiver = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND)
-        detector = mimodet.mmse_detector(B, U, NSC, "16qam", "chol", 3, BACKEND)
+        detector = mimodet.mmse_detector(B, U, NSC, "16qam", "chol", 3, BACKEND,
+                                         precision=precision)
         want = blocks.vector_sink_f(LLR_ITEM)
         for b in range(B):
             tb.connect((src, b), (receiver, b))
@@ -92,6 +94,21 @@ class qa_ofdm_uplink_detector(gr_unittest.TestCase):
         base = os.path.join(self.dir, name)
         sigmf.write_capture(base, rx, 1e6, 0.0, "cf32_le")  # cf32 keeps the NaN
         return base
+
+    def test_000_narrow_storage_is_the_two_block_chains(self):
+        # precision="fp16" (docs/precision.md): the one-block chain stores each frame's H
+        # and y as binary16, as the receiver -> mmse_detector chain with the same setting.
+        rx, _ = simulated(2)
+        base = self.capture("fp16", rx)
+        r = run(base, two_blocks=True, precision="fp16")
+        self.assertEqual(r["one"].precision(), "fp16")
+        self.assertEqual(r["detector"].precision(), "fp16")
+        self.assertEqual(r["one"].frames(), 2)
+        assert_chains_agree(np.array(r["got"].data()), np.array(r["want"].data()))
+        exact = run(base)
+        self.assertFalse(np.array_equal(np.array(r["got"].data()), np.array(exact["got"].data())))
+        with self.assertRaisesRegex(ValueError, "precision"):
+            mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, precision="fp64")
 
     def test_001_nan_in_a_data_symbol_erases_that_frame_only(self):
         rx, truths = simulated(3)

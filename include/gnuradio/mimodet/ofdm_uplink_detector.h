@@ -57,6 +57,8 @@ public:
      * \param llr_positive_means_one LLR sign (docs/data-contract.md)
      * \param llr_clip |LLR| limit, 0 for none
      * \param device CUDA device of the GPU backend
+     * \param precision storage format of each frame's H and y: "fp32", "fp16", "bf16",
+     *        "fp8_e4m3" or "fp8_e5m2" (emulated on either backend; docs/precision.md)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -71,10 +73,13 @@ public:
                      double samp_rate = 0.0,
                      bool llr_positive_means_one = true,
                      float llr_clip = 0.0f,
-                     int device = 0);
+                     int device = 0,
+                     const std::string& precision = "fp32");
 
     //! "cuda-chol", "cpu-cg", ...: where the chain runs.
     virtual std::string implementation() const = 0;
+    //! The storage precision of H and y given at make().
+    virtual std::string precision() const = 0;
     virtual std::uint64_t frames() const = 0;       //!< frames detected so far
     virtual std::uint64_t gaps() const = 0;         //!< rx_time gaps seen
     virtual std::uint64_t lost_samples() const = 0; //!< samples the gaps lost

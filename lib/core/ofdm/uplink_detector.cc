@@ -9,6 +9,7 @@
 
 #include "core/box/cpu_box_detector.h"
 #include "core/cpu_detector.h"
+#include "core/precision/quantizing_detector.h"
 #include "core/sphere/cpu_sphere_detector.h"
 #include "cpu_uplink_detector.h"
 #include <algorithm>
@@ -43,6 +44,9 @@ public:
             d_detector_impl = std::make_unique<CpuBoxDetector>(cpu);
         else
             d_detector_impl = std::make_unique<CpuDetector>(cpu);
+        if (cpu.precision != Precision::fp32) // narrow storage, emulated
+            d_detector_impl =
+                std::make_unique<QuantizingDetector>(cpu, std::move(d_detector_impl));
     }
 
     std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,

@@ -54,10 +54,11 @@ float block_scale(Precision p, float max_abs)
     if (p == Precision::fp32 || p == Precision::bf16 || !(max_abs > 0.0f) ||
         !std::isfinite(max_abs))
         return 1.0f;
-    const double ratio = static_cast<double>(format_of(p).max) / max_abs;
-    // The largest power of two s with max_abs * s <= max.
-    const double s = std::ldexp(1.0, static_cast<int>(std::floor(std::log2(ratio))));
-    return static_cast<float>(std::clamp(s, 0x1p-126, 0x1p126));
+    // The largest power of two s with max_abs * s <= max: ratio = r 2^e, r in [0.5, 1),
+    // so s = 2^(e - 1) (frexp is exact; lib/cuda/precision/quantize.cu does the same).
+    int e = 0;
+    std::frexp(static_cast<double>(format_of(p).max) / max_abs, &e);
+    return static_cast<float>(std::ldexp(1.0, std::clamp(e - 1, -126, 126)));
 }
 
 void quantize_block(Precision p, const cf32* in, std::size_t n, cf32* out)

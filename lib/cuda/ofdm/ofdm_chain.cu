@@ -15,6 +15,7 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_detector.h"
+#include "cuda/precision/quantize.h"
 #include "ofdm_chain.h"
 #include <cub/block/block_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -583,6 +584,7 @@ struct CudaOfdmChain::Impl {
     cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
     cufftHandle fft = 0, fine_fft = 0;
     bool fft_made = false, fine_fft_made = false;
+    Precision precision = Precision::fp32; //!< storage of H and y (emulated)
 
     Impl(const OfdmConfig& o, const DetectorConfig& d, const ChainOptions& opt)
         : ofdm(o), options(opt)
@@ -598,6 +600,7 @@ struct CudaOfdmChain::Impl {
         dc.backend = Backend::cuda;
         dc.devices = { opt.device };
         dc.validate();
+        precision = dc.precision;
         MIMODET_CUDA_CHECK(cudaSetDevice(opt.device));
         EngineOptions engine; // device API only: one stream, no host staging to speak of
         engine.device = opt.device;
@@ -1035,11 +1038,19 @@ struct CudaOfdmChain::Impl {
                     : 0.0f;
             const std::size_t index = frames.size();
             frames.push_back(frame);
-            const float2* h = s.h->get() + f * h_frame;
-            const float2* y = s.y->get() + f * y_frame;
+            float2* h = s.h->get() + f * h_frame;
+            float2* y = s.y->get() + f * y_frame;
             cudaStream_t stream = detect_streams[detected];
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
+            // Narrow storage (emulated, as the CPU chain's QuantizingDetector): H per
+            // frame, y per OFDM symbol, in the chain's own buffers.
+            quantize_blocks(reinterpret_cast<cf32*>(h), h_frame, 1, precision, stream);
+            quantize_blocks(reinterpret_cast<cf32*>(y),
+                            y_frame / ofdm.num_data_symbols,
+                            ofdm.num_data_symbols,
+                            precision,
+                            stream);
             float* llr = s.llr->get() + detected * llr_frame;
             if (std::isfinite(frame.n0)) {
                 CudaDetector& detector = *detectors[detected];

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(6dcee58e246f7c7eed9ba824c3d7bf2b) */
+/* BINDTOOL_HEADER_FILE_HASH(4e7f2ee029e5ccab5024e596e0d01a21) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
@@ -40,8 +40,10 @@ void bind_ofdm_uplink_detector(py::module& m)
              py::arg("samp_rate") = 0.0,
              py::arg("llr_positive_means_one") = true,
              py::arg("llr_clip") = 0.0f,
-             py::arg("device") = 0)
+             py::arg("device") = 0,
+             py::arg("precision") = "fp32")
         .def("implementation", &ofdm_uplink_detector::implementation)
+        .def("precision", &ofdm_uplink_detector::precision)
         .def("frames", &ofdm_uplink_detector::frames)
         .def("gaps", &ofdm_uplink_detector::gaps)
         .def("lost_samples", &ofdm_uplink_detector::lost_samples)

@@ -283,6 +283,49 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
     expect_same_frames(whole(*gpu, b2b, 8, next), rest, "from inside a CP");
 }
 
+// DetectorConfig::precision in the chain: the CPU chain rounds through QuantizingDetector,
+// the GPU chain in its own buffers (lib/cuda/precision/quantize.cu, the same rounding);
+// their h and y differ by float rounding, so a value near a rounding boundary may land on
+// the neighbouring code. fp16: LLRs within the detectors' bound; E4M3 (a step of 2^-4):
+// the same decisions on all but a few bits.
+TEST(UplinkDetector, NarrowStorageOnTheGpuMatchesTheCpu)
+{
+    std::string why;
+    const OfdmConfig o = layout();
+    const Stream s = make_stream(o, 24.0, 0.2, 4, 35);
+    auto config = [&](Backend b, Precision p) {
+        DetectorConfig d = detector_config(b, DetectorMode::chol);
+        d.precision = p;
+        return d;
+    };
+    std::size_t next = 0;
+    auto plain = make_uplink_detector(o, config(Backend::cpu, Precision::fp32));
+    const Detected exact = whole(*plain, s, 8, next);
+    for (Precision p : { Precision::fp16, Precision::fp8_e4m3 }) {
+        SCOPED_TRACE(to_string(p));
+        auto cpu = make_uplink_detector(o, config(Backend::cpu, p));
+        next = 0;
+        const Detected want = whole(*cpu, s, 8, next);
+        expect_same_frames(want, exact, "CPU " + to_string(p));
+        EXPECT_NE(want.llr, exact.llr); // it rounds
+        if (!gpu_available(&why))
+            continue;
+        auto gpu = make_uplink_detector(o, config(Backend::cuda, p));
+        next = 0;
+        const Detected got = whole(*gpu, s, 8, next);
+        expect_same_frames(got, want, "GPU " + to_string(p));
+        if (p == Precision::fp16) {
+            expect_llrs_close(got, want, 2e-3, "GPU fp16");
+        } else {
+            ASSERT_EQ(got.llr.size(), want.llr.size());
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < got.llr.size(); ++i)
+                differ += (got.llr[i] > 0) != (want.llr[i] > 0);
+            EXPECT_LE(differ, got.llr.size() / 1000) << differ << " of " << got.llr.size();
+        }
+    }
+}
+
 /* NaN samples inside one frame of a stream (issue 19 item 8): that frame's LLRs are 0
  * and it says so (an erased frame, or the detector's counters), the other frames are
  * those of the clean stream, bit for bit, whole and in pieces. */

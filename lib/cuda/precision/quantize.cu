@@ -1,0 +1,118 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* Narrow storage on the GPU, emulated in place: lib/core/precision/precision.cc's
+ * block scale and rounding, bit for bit (the same exact operations in float: a power-of-two
+ * scale, a division by the format's quantum, rint, saturation). One CUDA block per data
+ * block: a max-reduction of the finite components, then each component rounded. */
+
+#include "quantize.h"
+#include "cuda/cuda_check.h"
+
+namespace mimodet {
+namespace cuda {
+
+namespace {
+
+constexpr int kThreads = 512;
+
+struct DeviceFormat {
+    int mantissa_bits, min_exponent;
+    float max;
+};
+
+__device__ DeviceFormat format_of(int precision)
+{
+    switch (static_cast<Precision>(precision)) {
+    case Precision::fp16:
+        return { 10, -14, 65504.0f };
+    case Precision::bf16:
+        return { 7, -126, 3.38953139e38f };
+    case Precision::fp8_e4m3:
+        return { 3, -6, 448.0f };
+    case Precision::fp8_e5m2:
+        return { 2, -14, 57344.0f };
+    default:
+        break;
+    }
+    return { 23, -126, 3.40282347e38f };
+}
+
+__device__ float round_to(const DeviceFormat& f, float v)
+{
+    if (isnan(v) || v == 0.0f)
+        return v;
+    const float a = fabsf(v);
+    if (a >= f.max)
+        return copysignf(f.max, v);
+    int e = 0;
+    frexpf(a, &e);
+    const int exponent = max(e - 1, f.min_exponent);
+    const float quantum = ldexpf(1.0f, exponent - f.mantissa_bits);
+    const float r = rintf(a / quantum) * quantum; // exact: powers of two, RNE
+    return copysignf(fminf(r, f.max), v);
+}
+
+__global__ void __launch_bounds__(kThreads)
+    quantize_blocks_kernel(float2* data, std::size_t block_items, int precision)
+{
+    __shared__ float warp_max[kThreads / 32];
+    float2* block = data + blockIdx.x * block_items;
+    float m = 0.0f;
+    for (std::size_t i = threadIdx.x; i < block_items; i += blockDim.x) {
+        const float2 v = block[i];
+        if (isfinite(v.x))
+            m = fmaxf(m, fabsf(v.x));
+        if (isfinite(v.y))
+            m = fmaxf(m, fabsf(v.y));
+    }
+    for (int off = 16; off > 0; off >>= 1)
+        m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
+    if (threadIdx.x % 32 == 0)
+        warp_max[threadIdx.x / 32] = m;
+    __syncthreads();
+    m = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w)
+        m = fmaxf(m, warp_max[w]);
+    const DeviceFormat f = format_of(precision);
+    // block_scale: the largest power of two s with m s <= max (bf16: float32's range, 1).
+    float s = 1.0f;
+    if (static_cast<Precision>(precision) != Precision::bf16 && m > 0.0f && isfinite(m)) {
+        int e = 0;
+        frexp(static_cast<double>(f.max) / m, &e); // ratio = r 2^e, r in [0.5, 1)
+        s = static_cast<float>(ldexp(1.0, min(max(e - 1, -126), 126)));
+    }
+    const float inv = 1.0f / s;
+    for (std::size_t i = threadIdx.x; i < block_items; i += blockDim.x) {
+        float2 v = block[i];
+        if (isfinite(v.x))
+            v.x = round_to(f, v.x * s) * inv;
+        if (isfinite(v.y))
+            v.y = round_to(f, v.y * s) * inv;
+        block[i] = v;
+    }
+}
+
+} // namespace
+
+void quantize_blocks(cf32* data,
+                     std::size_t block_items,
+                     std::size_t blocks,
+                     Precision precision,
+                     void* stream)
+{
+    if (blocks == 0 || block_items == 0 || precision == Precision::fp32)
+        return;
+    quantize_blocks_kernel<<<static_cast<unsigned>(blocks),
+                             kThreads,
+                             0,
+                             static_cast<cudaStream_t>(stream)>>>(
+        reinterpret_cast<float2*>(data), block_items, static_cast<int>(precision));
+    MIMODET_CUDA_CHECK_LAUNCH("quantize_blocks_kernel");
+}
+
+} // namespace cuda
+} // namespace mimodet

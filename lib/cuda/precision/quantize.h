@@ -1,0 +1,31 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMODET_CUDA_PRECISION_QUANTIZE_H
+#define INCLUDED_MIMODET_CUDA_PRECISION_QUANTIZE_H
+
+// No CUDA header here (as cuda_detector.h), so plain C++ tests can call it.
+
+#include <mimodet/detector.h>
+#include <cstddef>
+
+namespace mimodet {
+namespace cuda {
+
+/*! DetectorConfig::precision on the GPU, emulated in place (quantize.cu): each of
+ * `blocks` consecutive blocks of block_items values of device memory gets
+ * lib/core/precision's block scale and rounding, bit for bit, queued on `stream` (a
+ * cudaStream_t; null: the legacy default stream). fp32 does nothing. */
+void quantize_blocks(cf32* data,
+                     std::size_t block_items,
+                     std::size_t blocks,
+                     Precision precision,
+                     void* stream = nullptr);
+
+} // namespace cuda
+} // namespace mimodet
+
+#endif
