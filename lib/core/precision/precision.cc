@@ -80,5 +80,13 @@ void quantize_block(Precision p, const cf32* in, std::size_t n, cf32* out)
     }
 }
 
+void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out)
+{
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = std::rint(llr[i] * scale); // in float, as the GPU's kernel
+        out[i] = std::isnan(v) ? 0 : static_cast<std::int8_t>(std::clamp(v, -127.0f, 127.0f));
+    }
+}
+
 } // namespace precision
 } // namespace mimodet

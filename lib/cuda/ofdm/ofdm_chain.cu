@@ -569,6 +569,7 @@ struct CudaOfdmChain::Impl {
         std::unique_ptr<Buffer<float2>> x;
         std::unique_ptr<Buffer<float2>> grid, h, y;
         std::unique_ptr<Buffer<float>> llr;
+        std::unique_ptr<Buffer<std::int8_t>> llr_int8; //!< ChainOutputs::llr_int8 staging
         std::unique_ptr<Buffer<FrameMeta>> meta, host_meta; // host_meta pinned
         std::unique_ptr<Buffer<int>> count, host_count;     // host_count pinned
         FrameMeta* mapped_meta = nullptr; //!< host_meta as the device addresses it
@@ -696,6 +697,7 @@ struct CudaOfdmChain::Impl {
             s.h = std::make_unique<Buffer<float2>>(max_frames * h_frame, false);
             s.y = std::make_unique<Buffer<float2>>(max_frames * y_frame, false);
             s.llr = std::make_unique<Buffer<float>>(max_frames * llr_frame, false);
+            s.llr_int8 = std::make_unique<Buffer<std::int8_t>>(max_frames * llr_frame, false);
             s.meta = std::make_unique<Buffer<FrameMeta>>(max_frames, false);
             // publish_kernel copies whole FrameMeta records, fields a frame left unset too.
             MIMODET_CUDA_CHECK(cudaMemset(s.meta->get(), 0, max_frames * sizeof(FrameMeta)));
@@ -1084,12 +1086,24 @@ struct CudaOfdmChain::Impl {
                 cudaStreamWaitEvent(download, frame_detected[detected], 0));
             ++detected;
         }
-        if (detected)
+        if (detected && out.llr_int8) { // a quarter of the bytes over the link
+            llrs_to_int8(s.llr->get(),
+                         detected * llr_frame,
+                         options.llr_int8_scale,
+                         s.llr_int8->get(),
+                         download);
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.llr_int8 + first * llr_frame,
+                                               s.llr_int8->get(),
+                                               detected * llr_frame,
+                                               cudaMemcpyDeviceToHost,
+                                               download));
+        } else if (detected) {
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.llr + first * llr_frame,
                                                s.llr->get(),
                                                detected * llr_frame * sizeof(float),
                                                cudaMemcpyDeviceToHost,
                                                download));
+        }
         MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
         if (walk == Walk::on && frames.size() == out.max_frames)
             walk = Walk::full;
@@ -1122,9 +1136,9 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     for (const void* a : antennas)
         if (!a && samples)
             throw std::invalid_argument("GPU OFDM chain: null antenna stream");
-    if (out.max_frames && !out.llr)
-        throw std::invalid_argument("GPU OFDM chain: no LLR buffer for " +
-                                    std::to_string(out.max_frames) + " frames");
+    if (out.max_frames && !out.llr == !out.llr_int8)
+        throw std::invalid_argument("GPU OFDM chain: give one LLR buffer, llr or llr_int8, "
+                                    "for " + std::to_string(out.max_frames) + " frames");
     std::vector<ChainFrame> frames;
     m.times = ChainTimes{};
     if (next)

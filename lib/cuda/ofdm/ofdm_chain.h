@@ -33,6 +33,8 @@ struct ChainOptions {
     std::size_t frames_per_window = 8;
     //! sc16 input: the float value of one integer step (UHD's full scale: 1/32768).
     float sc16_scale = 1.0f / 32768.0f;
+    //! ChainOutputs::llr_int8: int8 steps per unit of LLR (precision::llrs_to_int8).
+    float llr_int8_scale = 8.0f;
 };
 
 //! One frame the chain found, as OfdmReception says it (start in the caller's samples).
@@ -47,6 +49,9 @@ struct ChainFrame {
 struct ChainOutputs {
     std::size_t max_frames = 0; //!< frames the buffers below hold
     float* llr = nullptr;       //!< [max_frames][N_data][N_sc][U][Q]
+    //! Instead of llr: the LLRs as int8 (ChainOptions::llr_int8_scale), a quarter of the
+    //! bytes to download; the same layout.
+    std::int8_t* llr_int8 = nullptr;
     cf32* h = nullptr;          //!< optional [max_frames][N_sc][B][U] channel estimates
     cf32* y = nullptr;          //!< optional [max_frames][N_data][N_sc][B] detector input
 };

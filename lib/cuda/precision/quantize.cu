@@ -11,6 +11,7 @@
 
 #include "quantize.h"
 #include "cuda/cuda_check.h"
+#include <algorithm>
 
 namespace mimodet {
 namespace cuda {
@@ -96,7 +97,26 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+__global__ void llrs_to_int8_kernel(const float* llr, std::size_t n, float scale, std::int8_t* out)
+{
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const float v = rintf(llr[i] * scale);
+        out[i] = isnan(v) ? 0 : static_cast<std::int8_t>(fminf(fmaxf(v, -127.0f), 127.0f));
+    }
+}
+
 } // namespace
+
+void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out, void* stream)
+{
+    if (n == 0)
+        return;
+    const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, 4096);
+    llrs_to_int8_kernel<<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        llr, n, scale, out);
+    MIMODET_CUDA_CHECK_LAUNCH("llrs_to_int8_kernel");
+}
 
 void quantize_blocks(cf32* data,
                      std::size_t block_items,

@@ -11,6 +11,7 @@
 
 #include <mimodet/detector.h>
 #include <cstddef>
+#include <cstdint>
 
 namespace mimodet {
 namespace cuda {
@@ -24,6 +25,9 @@ void quantize_blocks(cf32* data,
                      std::size_t blocks,
                      Precision precision,
                      void* stream = nullptr);
+
+//! lib/core/precision's llrs_to_int8 on device memory, bit for bit, queued on `stream`.
+void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out, void* stream);
 
 } // namespace cuda
 } // namespace mimodet

@@ -223,6 +223,16 @@ TEST(Precision, DetectionDoesNotDependOnTheInputLevel)
         }
 }
 
+TEST(Precision, Int8LlrsRoundTiesToEvenAndSaturate)
+{
+    const std::vector<float> llr{ 0.0f, 0.0624f, 0.0625f, 0.1875f, -0.0625f, -1.3f,
+                                  15.87f, 16.0f, -1e30f, INFINITY, NAN, 3.99f };
+    std::vector<std::int8_t> q(llr.size());
+    precision::llrs_to_int8(llr.data(), llr.size(), 8.0f, q.data());
+    // 0.0625 * 8 = 0.5 -> 0 (even), 0.1875 * 8 = 1.5 -> 2 (even), 15.87 * 8 = 126.96 -> 127
+    EXPECT_EQ(q, (std::vector<std::int8_t>{ 0, 0, 0, 2, 0, -10, 127, 127, -127, 127, 0, 32 }));
+}
+
 namespace {
 
 //! BER at each SNR for one precision, on the same frames (same seed) as every other.

@@ -9,6 +9,7 @@
  * on machines without a usable GPU, e.g. CI; run for real by scripts/gpu-test-and-bench.
  */
 
+#include "core/precision/precision.h"
 #include "gpu_skip.h"
 #include "ofdm_stream.h"
 #include <cuda/cuda_detector.h>
@@ -241,6 +242,43 @@ TEST(CudaOfdmChain, Sc16SamplesGiveTheFramesOfTheirFloatValues)
     const auto gpu = run_chain(chain, p, cuda::SampleFormat::sc16, s.rx[0].size(), 8);
     expect_matches_cpu(gpu, cpu_walk(o, values), o, 1e-4, "sc16");
     ASSERT_EQ(gpu.frames.size(), s.starts.size());
+}
+
+// ChainOutputs::llr_int8: the same frames, and each LLR as precision::llrs_to_int8 makes
+// it from the float LLRs of the same chain (bit for bit: both round in float).
+TEST(CudaOfdmChain, Int8LlrsAreTheFloatLlrsRounded)
+{
+    SKIP_WITHOUT_GPU();
+    const OfdmConfig o = small_config();
+    const Stream s = make_stream(o, 20.0, 0.17, 5, 43);
+    cuda::ChainOptions opt;
+    opt.frames_per_window = 2;
+    opt.llr_int8_scale = 4.0f;
+    cuda::CudaOfdmChain chain(o, detector(DetectorMode::chol), opt);
+    const auto floats = run_chain(chain, pointers(s.rx), cuda::SampleFormat::cf32, s.rx[0].size(), 8);
+    ASSERT_EQ(floats.frames.size(), s.starts.size());
+    std::vector<std::int8_t> got(floats.llr.size(), 99), want(floats.llr.size());
+    cuda::ChainOutputs out;
+    out.max_frames = 8;
+    out.llr_int8 = got.data();
+    const auto frames = chain.process(pointers(s.rx), cuda::SampleFormat::cf32, s.rx[0].size(), out);
+    ASSERT_EQ(frames.size(), floats.frames.size());
+    const std::size_t n = frames.size() * o.num_data_symbols * o.dims().llr_items();
+    precision::llrs_to_int8(floats.llr.data(), n, 4.0f, want.data());
+    std::size_t differ = 0, saturated = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        differ += got[i] != want[i];
+        saturated += std::abs(got[i]) == 127;
+    }
+    EXPECT_EQ(differ, 0u);
+    EXPECT_GT(saturated, 0u); // 20 dB: some LLRs beyond 127 / 4
+    EXPECT_LT(saturated, n);
+    for (std::size_t i = n; i < got.size(); ++i)
+        ASSERT_EQ(got[i], 99) << "written past the frames found";
+    std::vector<float> spare(floats.llr.size());
+    out.llr = spare.data();
+    EXPECT_THROW(chain.process(pointers(s.rx), cuda::SampleFormat::cf32, s.rx[0].size(), out),
+                 std::invalid_argument); // both buffers given
 }
 
 TEST(CudaOfdmChain, LteTwentyMegahertzSixteenAntennasMatchesTheCpu)
