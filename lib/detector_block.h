@@ -38,9 +38,6 @@ inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c)
     return gr::io_signature::make(1, 1, sizeof(float) * c.dims().llr_items());
 }
 
-/*! The parameters every detector block's make() takes, checked, with the block's name in
- * each error; the block then sets and checks its mode and calls validate(). Streams and
- * devices are checked for every backend: a flowgraph may switch from cpu to auto later. */
 //! parse_precision with the block's name in the error.
 inline core::Precision parse_block_precision(const std::string& block,
                                              const std::string& precision)
@@ -52,6 +49,9 @@ inline core::Precision parse_block_precision(const std::string& block,
     }
 }
 
+/*! The parameters every detector block's make() takes, checked, with the block's name in
+ * each error; the block then sets and checks its mode and calls validate(). Streams and
+ * devices are checked for every backend: a flowgraph may switch from cpu to auto later. */
 inline core::DetectorConfig block_config(const std::string& block,
                                          int num_antennas,
                                          int num_users,

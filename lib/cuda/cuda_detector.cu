@@ -375,6 +375,19 @@ struct CudaDetector::Impl {
         MIMODET_CUDA_CHECK(cudaSetDevice(options.device));
         device_selected = true;
         configure_kernels();
+        if (box()) { // H of a subcarrier in shared memory: 256 x 32 is past sm_75's 64 KiB
+            int optin = 0;
+            MIMODET_CUDA_CHECK(cudaDeviceGetAttribute(
+                &optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.device));
+            const std::size_t need = box_detect_shared_bytes(
+                static_cast<int>(dims.num_antennas), static_cast<int>(dims.num_users));
+            if (need > static_cast<std::size_t>(optin))
+                throw std::invalid_argument(
+                    "CUDA detector: BOX at " + std::to_string(dims.num_antennas) + "x" +
+                    std::to_string(dims.num_users) + " needs " + std::to_string(need) +
+                    " bytes of shared memory per block; this GPU gives " +
+                    std::to_string(optin) + " (backend cpu runs it)");
+        }
         demap = demap_table(constellation);
 
         const std::size_t nsc = dims.num_subcarriers, b = dims.num_antennas,

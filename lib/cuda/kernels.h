@@ -165,6 +165,8 @@ struct BoxDetectArgs {
 void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream);
 //! Raises the BOX kernel's dynamic shared memory limit (H of a subcarrier).
 void configure_box_kernels(int optin);
+//! Dynamic shared memory of one BOX detect block: H of a subcarrier and the iterates.
+std::size_t box_detect_shared_bytes(int num_antennas, int num_users);
 
 //! Raises the kernels' dynamic shared memory limits on the current device; throws when
 //! this GPU cannot give them what they need.

@@ -96,10 +96,10 @@ void CpuBoxDetector::prepare_subcarrier(std::size_t sc,
                                      regularized,
                                      unusable_users))
         return;
+    // A step the bound cannot give (G's row sums overflowing) leaves the clipped start
+    // unchanged, as on the GPU (tau = 0 there too).
     const float tau = d_config.box_step > 0.0f ? d_config.box_step : box::default_step(gram);
-    if (!(tau > 0.0f) || !std::isfinite(tau))
-        return;
-    d_step[sc] = tau;
+    d_step[sc] = tau > 0.0f && std::isfinite(tau) ? tau : 0.0f;
     d_bad[sc] = 0;
 }
 
@@ -185,10 +185,14 @@ void CpuBoxDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf
                     case BoxStart::zero:
                         x = MatrixC::Zero(static_cast<Eigen::Index>(u), cols);
                         break;
-                    case BoxStart::mf:
-                        x = (gram.diagonal().real().cwiseInverse().asDiagonal() * y_mf)
-                                .unaryExpr(project);
+                    case BoxStart::mf: {
+                        // A user without a channel (G_uu = 0) starts at 0, as on the GPU:
+                        // 1/0 would put inf * 0 = NaN into every user's products.
+                        const Eigen::VectorXf inv_g = gram.diagonal().real().unaryExpr(
+                            [](float g) { return g > 0.0f ? 1.0f / g : 0.0f; });
+                        x = (inv_g.asDiagonal() * y_mf).unaryExpr(project);
                         break;
+                    }
                     case BoxStart::lmmse: {
                         Eigen::Map<const MatrixCRow> w(d_equalizer.data() + sc * u * b, u, b);
                         x.noalias() = w * y_sc;

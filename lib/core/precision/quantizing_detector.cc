@@ -6,6 +6,7 @@
 
 #include "quantizing_detector.h"
 #include "precision.h"
+#include <omp.h>
 #include <stdexcept>
 
 namespace mimodet {
@@ -35,7 +36,8 @@ void QuantizingDetector::detect(const cf32* y, std::size_t n_symbols, float* llr
     const std::size_t item = d_dims.rx_items();
     d_y.resize(n_symbols * item);
     const long long n = static_cast<long long>(n_symbols);
-#pragma omp parallel for schedule(static)
+    const int threads = d_config.num_threads > 0 ? d_config.num_threads : omp_get_max_threads();
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (long long s = 0; s < n; ++s) // one scale per OFDM symbol: batching changes nothing
         precision::quantize_block(
             d_config.precision, y + s * item, item, d_y.data() + s * item);

@@ -34,7 +34,8 @@ struct Shape {
 void mvp(const Shape& s, const cf32* a, const cf32* x, const cf32* y, cf32* z);
 //! (H) z = y - tau A^H x.
 void hermitian_step(const Shape& s, const cf32* a, const cf32* x, const cf32* y, float tau, cf32* z);
-//! (P) z = clip(rho x) to [-a_re, a_re] x [-a_im, a_im], over `count` values; z may be x.
+//! (P) z = clip(rho x) to [-a_re, a_re] x [-a_im, a_im] (a_re, a_im >= 0), over `count`
+//! values; z may be x; NaN stays NaN.
 void prox_box(const cf32* x, std::size_t count, float rho, float a_re, float a_im, cf32* z);
 
 } // namespace pulpo

@@ -259,13 +259,18 @@ void launch_detect_box(const BoxDetectArgs& args, cudaStream_t stream)
                                     std::to_string(65535 * kTileSymbols) +
                                     " symbols in one call");
     const dim3 grid(static_cast<unsigned>(e.num_subcarriers), static_cast<unsigned>(tiles));
-    const std::size_t smem =
-        sizeof(float2) * (kDetectWarps * kWarpVectorFloat2 + e.num_antennas * e.num_users);
+    const std::size_t smem = box_detect_shared_bytes(e.num_antennas, e.num_users);
     with_user_tile(e.num_users, [&](auto up) {
         box_detect_kernel<decltype(up)::value>
             <<<grid, 32 * kDetectWarps, smem, stream>>>(args);
     });
     MIMODET_CUDA_CHECK_LAUNCH("box_detect_kernel");
+}
+
+std::size_t box_detect_shared_bytes(int num_antennas, int num_users)
+{
+    return sizeof(float2) * (kDetectWarps * kWarpVectorFloat2 +
+                             static_cast<std::size_t>(num_antennas) * num_users);
 }
 
 void configure_box_kernels(int optin)

@@ -39,7 +39,14 @@ public:
         return frames;
     }
 
-    std::string name() const override { return "cuda-" + to_string(d_detector.mode); }
+    std::string name() const override
+    {
+        // As the CPU chain's QuantizingDetector says it: "cuda-chol-fp16".
+        return "cuda-" + to_string(d_detector.mode) +
+               (d_detector.precision == Precision::fp32
+                    ? std::string()
+                    : "-" + to_string(d_detector.precision));
+    }
     DetectorStats stats() const override { return d_chain.detector_stats(); }
 
 private:

@@ -593,6 +593,8 @@ struct CudaOfdmChain::Impl {
         ofdm.validate();
         if (opt.frames_per_window == 0)
             throw std::invalid_argument("GPU OFDM chain: frames_per_window must be >= 1");
+        if (!(opt.llr_int8_scale > 0.0f) || !std::isfinite(opt.llr_int8_scale))
+            throw std::invalid_argument("GPU OFDM chain: llr_int8_scale must be finite and > 0");
         DetectorConfig dc = d;
         dc.num_antennas = o.num_antennas;
         dc.num_users = o.num_users;

@@ -66,9 +66,10 @@ __global__ void prox_box_kernel(
     for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
          i < count;
          i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
-        const float2 v = x[i];
-        z[i] = make_float2(fminf(fmaxf(rho * v.x, -a_re), a_re),
-                           fminf(fmaxf(rho * v.y, -a_im), a_im));
+        const float re = rho * x[i].x, im = rho * x[i].y;
+        // NaN stays NaN, as std::clamp leaves it on the CPU (fmaxf would drop it).
+        z[i] = make_float2(re != re ? re : fminf(fmaxf(re, -a_re), a_re),
+                           im != im ? im : fminf(fmaxf(im, -a_im), a_im));
     }
 }
 

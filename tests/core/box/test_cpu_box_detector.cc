@@ -284,6 +284,21 @@ TEST(CpuBoxDetector, ErasesAndCountsBadInputsAsTheMmseFamilyDoes)
     for (float l : llr)
         EXPECT_EQ(l, 0.0f);
     EXPECT_EQ(det->stats().invalid_noise_variance, 1u);
+    // Every start keeps the other users finite beside a user without a channel (the
+    // matched filter's 1 / G_uu is 0 there, not inf).
+    f.h[d.channel_index(1, 0, 0)] = cf32(0.5f, 0.0f);
+    for (BoxStart start : { BoxStart::zero, BoxStart::mf, BoxStart::lmmse }) {
+        DetectorConfig cfg = box_config(sim);
+        cfg.box_start = start;
+        auto other = make_detector(cfg);
+        std::vector<float> out(2 * d.llr_items(), NAN);
+        other->set_channel(f.h.data(), f.n0);
+        other->detect(f.y.data(), 2, out.data());
+        for (float l : out)
+            ASSERT_TRUE(std::isfinite(l)) << to_string(start);
+        for (std::size_t u = 0; u + 1 < d.num_users; ++u)
+            EXPECT_NE(out[d.llr_index(2, u, 0)], 0.0f) << to_string(start);
+    }
 }
 
 TEST(CpuBoxDetector, RefusesBadSettingsByName)

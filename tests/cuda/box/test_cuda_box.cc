@@ -93,10 +93,13 @@ void expect_close(const Outputs& gpu, const Outputs& cpu, const std::string& wha
     for (std::size_t i = 0; i < gpu.x_hat.size(); ++i) {
         ASSERT_TRUE(std::isfinite(gpu.x_hat[i].real()) && std::isfinite(gpu.x_hat[i].imag()))
             << what << ": x_hat " << i << " not written";
+        ASSERT_TRUE(std::isfinite(cpu.x_hat[i].real()) && std::isfinite(cpu.x_hat[i].imag()))
+            << what << ": CPU x_hat " << i;
         worst_x = std::max(worst_x, double(std::abs(gpu.x_hat[i] - cpu.x_hat[i])));
     }
     for (std::size_t i = 0; i < gpu.llr.size(); ++i) {
         ASSERT_TRUE(std::isfinite(gpu.llr[i])) << what << ": LLR " << i << " not written";
+        ASSERT_TRUE(std::isfinite(cpu.llr[i])) << what << ": CPU LLR " << i;
         const double g = gpu.llr[i], c = cpu.llr[i];
         worst_llr = std::max(worst_llr, std::abs(g - c) / std::max(1.0, std::abs(c)));
         if ((g > 0) != (c > 0) && std::abs(c) > 1e-2)
