@@ -268,6 +268,7 @@ struct CudaDetector::Impl {
     float2* d_gram = nullptr;
     float* d_step = nullptr;
     float* d_momentum = nullptr; //!< FISTA's schedule (null: plain)
+    float box_bound_re = 0.0f, box_bound_im = 0.0f; //!< the constellation's box
     unsigned long long* d_bad_samples = nullptr;
     /* The channel status of device-API channels (set_channel_device), counted by the
      * kernels that prepare them (PrepareArgs::counts; kChannelCounts totals, never
@@ -414,6 +415,10 @@ struct CudaDetector::Impl {
         if (box()) {
             d_gram = device_alloc<float2>(nsc * u * u);
             d_step = device_alloc<float>(nsc);
+            for (const cf32& p : constellation.points()) { // once, not per detect call
+                box_bound_re = std::max(box_bound_re, std::abs(p.real()));
+                box_bound_im = std::max(box_bound_im, std::abs(p.imag()));
+            }
             if (config.box_accelerated) {
                 const std::vector<float> m = box::fista_momentum(config.box_iterations);
                 d_momentum = device_alloc<float>(m.size());
@@ -630,13 +635,8 @@ struct CudaDetector::Impl {
         b.eq.iterations = static_cast<int>(config.box_iterations);
         b.gram = d_gram;
         b.step = d_step;
-        float bound_re = 0.0f, bound_im = 0.0f;
-        for (const cf32& p : constellation.points()) {
-            bound_re = std::max(bound_re, std::abs(p.real()));
-            bound_im = std::max(bound_im, std::abs(p.imag()));
-        }
-        b.bound_re = bound_re;
-        b.bound_im = bound_im;
+        b.bound_re = box_bound_re;
+        b.bound_im = box_bound_im;
         b.start = static_cast<int>(config.box_start == BoxStart::zero ? BoxStartKind::zero
                                    : config.box_start == BoxStart::mf ? BoxStartKind::mf
                                                                       : BoxStartKind::lmmse);
