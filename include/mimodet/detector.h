@@ -187,6 +187,21 @@ public:
     //! Waits for the batch of the last submit(), if any.
     virtual void complete() {}
 
+    /*! Narrow input (docs/precision.md, "Narrow input"; mimodet/precision.h makes it):
+     * H as 2 N_sc B U codes of config().precision (re, im, in set_channel's order),
+     * whose values are code * h_scale. The result is set_channel() on those values,
+     * bit for bit. The GPU backend moves the codes over the host link and reads them
+     * in its kernels; the default decodes them to float32 and calls set_channel(). */
+    virtual void set_channel_encoded(const void* h_codes, float h_scale, float n0);
+    /*! y as 2 n_symbols N_sc B codes, OFDM symbol s scaled by y_scales[s] (one block
+     * per symbol, as the precision's emulation rounds it): detect() on those values,
+     * bit for bit. Default: decode, then detect(). */
+    virtual void detect_encoded(const void* y_codes,
+                                const float* y_scales,
+                                std::size_t n_symbols,
+                                float* llr,
+                                cf32* x_hat = nullptr);
+
     virtual bool has_channel() const = 0;
     virtual DetectorStats stats() const = 0;
     //! Human-readable implementation name, e.g. "cpu-chol".

@@ -13,6 +13,7 @@
  * that keeps a block of values inside a format's range. */
 
 #include <mimodet/detector.h>
+#include <mimodet/precision.h>
 #include <cstddef>
 #include <cstdint>
 

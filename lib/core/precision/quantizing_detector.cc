@@ -45,3 +45,32 @@ void QuantizingDetector::detect(const cf32* y, std::size_t n_symbols, float* llr
 }
 
 } // namespace mimodet
+
+namespace mimodet {
+
+void QuantizingDetector::set_channel_encoded(const void* h_codes, float h_scale, float n0)
+{
+    d_h.resize(d_dims.channel_items());
+    precision::decode_block(d_config.precision, h_codes, d_h.size(), h_scale, d_h.data());
+    d_inner->set_channel(d_h.data(), n0);
+}
+
+void QuantizingDetector::detect_encoded(const void* y_codes,
+                                        const float* y_scales,
+                                        std::size_t n_symbols,
+                                        float* llr,
+                                        cf32* x_hat)
+{
+    const std::size_t item = d_dims.rx_items();
+    const std::size_t item_bytes = 2 * item * precision::code_bytes(d_config.precision);
+    d_y.resize(n_symbols * item);
+    for (std::size_t s = 0; s < n_symbols; ++s)
+        precision::decode_block(d_config.precision,
+                                static_cast<const char*>(y_codes) + s * item_bytes,
+                                item,
+                                y_scales[s],
+                                d_y.data() + s * item);
+    d_inner->detect(d_y.data(), n_symbols, llr, x_hat);
+}
+
+} // namespace mimodet

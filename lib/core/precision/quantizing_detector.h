@@ -27,6 +27,13 @@ public:
 
     void set_channel(const cf32* h, float n0) override;
     void detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat) override;
+    //! Codes are already narrow: decoded, they go to the inner detector as they are.
+    void set_channel_encoded(const void* h_codes, float h_scale, float n0) override;
+    void detect_encoded(const void* y_codes,
+                        const float* y_scales,
+                        std::size_t n_symbols,
+                        float* llr,
+                        cf32* x_hat) override;
     bool has_channel() const override { return d_inner->has_channel(); }
     DetectorStats stats() const override { return d_inner->stats(); }
     //! The inner detector's name and the format, e.g. "cpu-chol-fp16".

@@ -1,0 +1,41 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+// Detector's narrow input by default: decode to float32 (exactly the emulated values),
+// then the float32 calls. The GPU backend overrides it to keep the codes narrow.
+
+#include "precision.h"
+#include <mimodet/detector.h>
+#include <vector>
+
+namespace mimodet {
+
+void Detector::set_channel_encoded(const void* h_codes, float h_scale, float n0)
+{
+    std::vector<cf32> h(d_config.dims().channel_items());
+    precision::decode_block(d_config.precision, h_codes, h.size(), h_scale, h.data());
+    set_channel(h.data(), n0);
+}
+
+void Detector::detect_encoded(const void* y_codes,
+                              const float* y_scales,
+                              std::size_t n_symbols,
+                              float* llr,
+                              cf32* x_hat)
+{
+    const std::size_t item = d_config.dims().rx_items();
+    const std::size_t item_bytes = 2 * item * precision::code_bytes(d_config.precision);
+    std::vector<cf32> y(n_symbols * item);
+    for (std::size_t s = 0; s < n_symbols; ++s)
+        precision::decode_block(d_config.precision,
+                                static_cast<const char*>(y_codes) + s * item_bytes,
+                                item,
+                                y_scales[s],
+                                y.data() + s * item);
+    detect(y.data(), n_symbols, llr, x_hat);
+}
+
+} // namespace mimodet
