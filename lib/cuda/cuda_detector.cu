@@ -9,6 +9,8 @@
 #include "cuda_detector.h"
 #include "graph_cache.h"
 #include "kernels.h"
+#include "precision/quantize.h"
+#include <mimodet/precision.h>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -295,6 +297,9 @@ struct CudaDetector::Impl {
         float2* h_y = nullptr;
         float* h_llr = nullptr;
         float2* h_x_hat = nullptr;
+        // encoded input (detect_encoded): the chunk's codes and per-symbol scales
+        void* d_y_codes = nullptr;
+        float* d_y_scales = nullptr;
         // the chunk in flight: where its outputs go once it completes
         std::size_t first = 0, count = 0;
         bool busy = false;
@@ -327,6 +332,15 @@ struct CudaDetector::Impl {
     std::uint8_t* h_unusable = nullptr;
     unsigned long long* h_bad_samples = nullptr;
 
+    /* Storage precision (docs/precision.md). Float input is rounded on the device after
+     * its upload (quantize_blocks: the emulation's values, bit for bit); encoded input
+     * (set_channel_encoded, detect_encoded) crosses the host link as codes, a quarter or
+     * half of float32's bytes, and is decoded on the device (decode_blocks). */
+    Precision precision = Precision::fp32;
+    std::size_t code_bytes = 4;
+    void* d_h_codes = nullptr; //!< the channel's codes; allocated by the first encoded call
+    bool code_buffers = false; //!< d_h_codes and the slots' code buffers exist
+
     DetectorStats stats;
     bool device_selected = false; // acquire() got as far as cudaSetDevice
     //! Recurring equalize launches and their downloads, as graphs (EngineOptions::graphs).
@@ -337,7 +351,9 @@ struct CudaDetector::Impl {
           dims(c.dims()),
           options(o),
           constellation(c.modulation),
-          mode(kernel_mode(c.mode))
+          mode(kernel_mode(c.mode)),
+          precision(c.precision),
+          code_bytes(precision::code_bytes(c.precision))
     {
         try {
             acquire();
@@ -491,7 +507,12 @@ struct CudaDetector::Impl {
             cudaFreeHost(s.h_y);
             cudaFreeHost(s.h_llr);
             cudaFreeHost(s.h_x_hat);
+            cudaFree(s.d_y_codes);
+            cudaFree(s.d_y_scales);
         }
+        cudaFree(d_h_codes);
+        d_h_codes = nullptr;
+        code_buffers = false;
         cudaFree(d_h);
         cudaFree(d_a);
         cudaFree(d_rho);
@@ -528,6 +549,20 @@ struct CudaDetector::Impl {
         h_status = h_unusable = nullptr;
         device_selected = false;
         cudaGetLastError();
+    }
+
+    //! The device buffers of encoded input, made by its first call.
+    void ensure_code_buffers()
+    {
+        if (code_buffers)
+            return;
+        const std::size_t item = 2 * code_bytes; // bytes of a complex value
+        d_h_codes = device_malloc(dims.channel_items() * item);
+        for (auto& s : slots) {
+            s.d_y_codes = device_malloc(chunk_symbols * dims.rx_items() * item);
+            s.d_y_scales = device_alloc<float>(chunk_symbols);
+        }
+        code_buffers = true;
     }
 
     cudaStream_t stream_or_default(void* s) const
@@ -875,7 +910,12 @@ DetectorStats CudaDetector::stats() const
     s.bad_sample_vectors += counts[kChannelCounts];
     return s;
 }
-std::string CudaDetector::name() const { return "cuda-" + to_string(d_config.mode); }
+std::string CudaDetector::name() const
+{
+    // as the CPU's emulating wrapper says it: "cuda-chol-fp16"
+    return "cuda-" + to_string(d_config.mode) +
+           (d_config.precision == Precision::fp32 ? "" : "-" + to_string(d_config.precision));
+}
 int CudaDetector::device() const { return d_impl->options.device; }
 bool CudaDetector::matrix_formed() const { return d_impl->a_formed; }
 std::uint64_t CudaDetector::graph_replays() const { return d_impl->graphs.replays(); }
@@ -890,6 +930,16 @@ void CudaDetector::synchronize()
 }
 
 void CudaDetector::set_channel(const cf32* h, float n0)
+{
+    upload_channel(h, nullptr, 1.0f, n0);
+}
+
+void CudaDetector::set_channel_encoded(const void* h_codes, float h_scale, float n0)
+{
+    upload_channel(nullptr, h_codes, h_scale, n0);
+}
+
+void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale, float n0)
 {
     Impl& m = *d_impl;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
@@ -914,16 +964,35 @@ void CudaDetector::set_channel(const cf32* h, float n0)
         return;
     }
     // A pinned H goes up by DMA directly; otherwise through the pinned staging copy.
-    const std::size_t h_bytes = m.dims.channel_items() * sizeof(cf32);
-    const bool direct = is_pinned(h);
-    const void* h_src = h;
+    // Codes go up as they are and are decoded into d_h on the device.
+    if (codes)
+        m.ensure_code_buffers();
+    const void* src = codes ? codes : static_cast<const void*>(h);
+    const std::size_t h_bytes =
+        m.dims.channel_items() * (codes ? 2 * m.code_bytes : sizeof(cf32));
+    const bool direct = is_pinned(src);
     if (!direct) {
-        std::memcpy(m.h_channel, h, h_bytes);
-        h_src = m.h_channel;
+        std::memcpy(m.h_channel, src, h_bytes);
+        src = m.h_channel;
     }
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(m.d_h, h_src, h_bytes, cudaMemcpyHostToDevice, stream));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        codes ? m.d_h_codes : static_cast<void*>(m.d_h), src, h_bytes, cudaMemcpyHostToDevice, stream));
     MIMODET_CUDA_CHECK(cudaEventRecord(m.h_read, stream));
+    if (codes)
+        decode_blocks(m.d_h_codes,
+                      m.precision,
+                      m.dims.channel_items(),
+                      1,
+                      nullptr,
+                      scale,
+                      reinterpret_cast<cf32*>(m.d_h),
+                      stream);
+    else // narrow storage of float input: H rounded as the emulation rounds it
+        quantize_blocks(reinterpret_cast<cf32*>(m.d_h),
+                        m.dims.channel_items(),
+                        1,
+                        m.precision,
+                        stream);
     // Host calls form A at once (their statistics need the prepare kernel's status),
     // but do not wait for it: detect() orders its kernels after channel_ready.
     m.new_channel(m.d_h, n0);
@@ -992,7 +1061,25 @@ void CudaDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32
     // slots' pinned staging (a host copy each way).
     const bool direct =
         is_pinned(y) && is_pinned(llr) && (x_hat == nullptr || is_pinned(x_hat));
-    enqueue(y, n_symbols, llr, x_hat, direct);
+    enqueue(y, nullptr, n_symbols, llr, x_hat, direct);
+    drain();
+}
+
+void CudaDetector::detect_encoded(const void* y_codes,
+                                  const float* y_scales,
+                                  std::size_t n_symbols,
+                                  float* llr,
+                                  cf32* x_hat)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": detect_encoded() called before set_channel()");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    m.ensure_code_buffers();
+    const bool direct =
+        is_pinned(y_codes) && is_pinned(llr) && (x_hat == nullptr || is_pinned(x_hat));
+    enqueue(y_codes, y_scales, n_symbols, llr, x_hat, direct);
     drain();
 }
 
@@ -1004,11 +1091,11 @@ bool CudaDetector::submit(const cf32* y, std::size_t n_symbols, float* llr)
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
     if (!(is_pinned(y) && is_pinned(llr))) { // staged copies need the host: at once
-        enqueue(y, n_symbols, llr, nullptr, false);
+        enqueue(y, nullptr, n_symbols, llr, nullptr, false);
         drain();
         return false;
     }
-    enqueue(y, n_symbols, llr, nullptr, true);
+    enqueue(y, nullptr, n_symbols, llr, nullptr, true);
     d_impl->submitted = true;
     return true;
 }
@@ -1022,8 +1109,12 @@ void CudaDetector::complete()
     drain();
 }
 
-void CudaDetector::enqueue(
-    const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat, bool direct)
+void CudaDetector::enqueue(const void* y,
+                           const float* y_scales,
+                           std::size_t n_symbols,
+                           float* llr,
+                           cf32* x_hat,
+                           bool direct)
 {
     Impl& m = *d_impl;
     const Dims& d = m.dims;
@@ -1047,23 +1138,45 @@ void CudaDetector::enqueue(
         if (s.busy && !direct)
             m.finish_slot(s, llr, x_hat);
         // Row sizes on the device (dense) and row pitches in the caller's buffers.
-        const std::size_t y_row = d.rx_items() * sizeof(cf32);
+        // (encoded: codes of 2 code_bytes per complex value, in the caller's row strides)
+        const bool encoded = y_scales != nullptr;
+        const std::size_t item_bytes = encoded ? 2 * m.code_bytes : sizeof(cf32);
+        const std::size_t y_row = d.rx_items() * item_bytes;
         const std::size_t llr_row = d.llr_items() * sizeof(float);
         const std::size_t x_row = d.symbol_items() * sizeof(cf32);
-        const cf32* y_rows = y + first * m.y_stride;
+        const char* y_rows = static_cast<const char*>(y) + first * m.y_stride * item_bytes;
+        void* y_dst = encoded ? s.d_y_codes : static_cast<void*>(s.d_y);
         if (direct) {
-            copy_rows_async(s.d_y,
+            copy_rows_async(y_dst,
                             y_row,
                             y_rows,
-                            m.y_stride * sizeof(cf32),
+                            m.y_stride * item_bytes,
                             y_row,
                             count,
                             cudaMemcpyHostToDevice,
                             s.stream);
         } else {
-            copy_rows(s.h_y, y_row, y_rows, m.y_stride * sizeof(cf32), y_row, count);
+            copy_rows(s.h_y, y_row, y_rows, m.y_stride * item_bytes, y_row, count);
             MIMODET_CUDA_CHECK(cudaMemcpyAsync(
-                s.d_y, s.h_y, count * y_row, cudaMemcpyHostToDevice, s.stream));
+                y_dst, s.h_y, count * y_row, cudaMemcpyHostToDevice, s.stream));
+        }
+        if (encoded) { // (the caller's scales stay valid until drain() returns)
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(s.d_y_scales,
+                                               y_scales + first,
+                                               count * sizeof(float),
+                                               cudaMemcpyHostToDevice,
+                                               s.stream));
+            decode_blocks(s.d_y_codes,
+                          m.precision,
+                          d.rx_items(),
+                          count,
+                          s.d_y_scales,
+                          1.0f,
+                          reinterpret_cast<cf32*>(s.d_y),
+                          s.stream);
+        } else { // narrow storage of float input: rounded as the emulation rounds it
+            quantize_blocks(
+                reinterpret_cast<cf32*>(s.d_y), d.rx_items(), count, m.precision, s.stream);
         }
         // The downloads: straight into the caller's rows, or into the slot's staging.
         void* llr_dst = direct ? static_cast<void*>(llr + first * m.llr_stride)

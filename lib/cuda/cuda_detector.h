@@ -125,6 +125,16 @@ public:
     //! (true); otherwise detects at once (false). See Detector::submit.
     bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;
     void complete() override;
+    /*! Narrow input (Detector::set_channel_encoded): the codes cross the host link as
+     * they are and are decoded on the device. With DetectorConfig::precision other than
+     * fp32, float input is rounded on the device after its upload instead, to the
+     * emulation's values (docs/precision.md). */
+    void set_channel_encoded(const void* h_codes, float h_scale, float n0) override;
+    void detect_encoded(const void* y_codes,
+                        const float* y_scales,
+                        std::size_t n_symbols,
+                        float* llr,
+                        cf32* x_hat = nullptr) override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.
@@ -163,7 +173,15 @@ private:
     std::unique_ptr<Impl> d_impl;
     //! Queues upload, kernels and download of n_symbols items in chunks over the slots'
     //! streams; drain() waits for them and counts them.
-    void enqueue(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat, bool direct);
+    //! y_scales null: y is cf32; otherwise codes of the precision, a scale per symbol.
+    void enqueue(const void* y,
+                 const float* y_scales,
+                 std::size_t n_symbols,
+                 float* llr,
+                 cf32* x_hat,
+                 bool direct);
+    //! set_channel (h) or set_channel_encoded (codes, scale).
+    void upload_channel(const cf32* h, const void* codes, float scale, float n0);
     void drain();
 };
 

@@ -101,6 +101,9 @@ MultiGpuDetector::MultiGpuDetector(const DetectorConfig& config,
         DetectorConfig part = d_config;
         part.num_subcarriers = m.slices[k].count;
         part.devices = { m.slices[k].device };
+        // Narrow storage is emulated around this detector (make_detector): a slice's
+        // own block scale would differ from the whole symbol's.
+        part.precision = Precision::fp32;
         EngineOptions engine = options;
         engine.device = m.slices[k].device;
         // Each engine reads and writes its rows inside the whole frame's buffers.

@@ -105,6 +105,12 @@ std::unique_ptr<Detector> make_detector(const DetectorConfig& config,
     auto detector = make_float32_detector(config, fallback_reason);
     if (config.precision == Precision::fp32)
         return detector;
+#ifdef MIMODET_HAVE_CUDA
+    // One GPU engine stores narrow inputs itself: float input rounded on the device,
+    // encoded input read as codes (docs/precision.md).
+    if (dynamic_cast<cuda::CudaDetector*>(detector.get()))
+        return detector;
+#endif
     // Narrow storage, emulated: the inputs rounded before the float32 detector.
     return std::make_unique<QuantizingDetector>(config, std::move(detector));
 }

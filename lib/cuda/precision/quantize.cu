@@ -10,6 +10,7 @@
  * block: a max-reduction of the finite components, then each component rounded. */
 
 #include "quantize.h"
+#include "decode.cuh"
 #include "cuda/cuda_check.h"
 #include <algorithm>
 
@@ -106,7 +107,53 @@ __global__ void llrs_to_int8_kernel(const float* llr, std::size_t n, float scale
     }
 }
 
+__global__ void decode_blocks_kernel(const void* codes,
+                                    int bytes,
+                                    int precision,
+                                    std::size_t block_items,
+                                    std::size_t items,
+                                    const float* scales,
+                                    float scale,
+                                    float2* out)
+{
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+         i < items;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+        out[i] = decode_complex(
+            codes, i, bytes, precision, scales ? scales[i / block_items] : scale);
+}
+
 } // namespace
+
+void decode_blocks(const void* codes,
+                   Precision precision,
+                   std::size_t block_items,
+                   std::size_t blocks,
+                   const float* scales,
+                   float scale,
+                   cf32* out,
+                   void* stream)
+{
+    const std::size_t items = block_items * blocks;
+    if (items == 0)
+        return;
+    const int bytes = precision == Precision::fp32                                   ? 4
+                      : precision == Precision::fp16 || precision == Precision::bf16 ? 2
+                                                                                     : 1;
+    const std::size_t grid = std::min<std::size_t>((items + 255) / 256, 8192);
+    decode_blocks_kernel<<<static_cast<unsigned>(grid),
+                           256,
+                           0,
+                           static_cast<cudaStream_t>(stream)>>>(codes,
+                                                                bytes,
+                                                                static_cast<int>(precision),
+                                                                block_items,
+                                                                items,
+                                                                scales,
+                                                                scale,
+                                                                reinterpret_cast<float2*>(out));
+    MIMODET_CUDA_CHECK_LAUNCH("decode_blocks_kernel");
+}
 
 void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out, void* stream)
 {

@@ -26,6 +26,18 @@ void quantize_blocks(cf32* data,
                      Precision precision,
                      void* stream = nullptr);
 
+/*! Narrow input (mimodet/precision.h) to float32 on the device, exactly decode_block:
+ * `blocks` consecutive blocks of block_items complex values, block k multiplied by
+ * scales[k] (device memory) or, scales null, by `scale`; queued on `stream`. */
+void decode_blocks(const void* codes,
+                   Precision precision,
+                   std::size_t block_items,
+                   std::size_t blocks,
+                   const float* scales,
+                   float scale,
+                   cf32* out,
+                   void* stream);
+
 //! lib/core/precision's llrs_to_int8 on device memory, bit for bit, queued on `stream`.
 void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out, void* stream);
 

@@ -4,14 +4,18 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// The GPU's in-place narrow storage (lib/cuda/precision/quantize.cu) against
-// lib/core/precision's, bit for bit. Skipped without a GPU.
+// The GPU's narrow storage (lib/cuda/precision/quantize.cu: in-place rounding, decoding of
+// codes) against lib/core/precision's, bit for bit, and the GPU detector's float and
+// encoded input against the emulation. Skipped without a GPU.
 
 #include "core/precision/precision.h"
 #include "cuda/precision/quantize.h"
 #include "gpu_skip.h"
 #include <cuda/cuda_detector.h>
 #include <cuda_runtime_api.h>
+#include <mimodet/ber_sim.h>
+#include <mimodet/channel_sim.h>
+#include <mimodet/precision.h>
 #include <gtest/gtest.h>
 #include <cmath>
 #include <cstring>
@@ -51,4 +55,111 @@ TEST(CudaQuantize, EqualsTheCpuBitForBit)
             EXPECT_EQ(differ, 0u);
         }
     }
+}
+
+TEST(CudaQuantize, DecodesEveryCodeAsTheCpu)
+{
+    SKIP_WITHOUT_GPU();
+    for (Precision p : { Precision::fp16, Precision::bf16, Precision::fp8_e4m3,
+                         Precision::fp8_e5m2 }) {
+        SCOPED_TRACE(to_string(p));
+        const std::size_t bytes = precision::code_bytes(p), codes = std::size_t{ 1 } << (8 * bytes);
+        // every code as a real part, beside another as the imaginary part; 4 blocks
+        std::vector<unsigned char> c(2 * codes * bytes);
+        for (std::size_t i = 0; i < codes; ++i)
+            for (std::size_t part = 0; part < 2; ++part) {
+                const std::uint32_t code = static_cast<std::uint32_t>(part ? (i * 7 + 3) % codes : i);
+                std::memcpy(c.data() + (2 * i + part) * bytes, &code, bytes); // little endian
+            }
+        const std::size_t blocks = 4, block = codes / blocks;
+        const std::vector<float> scales = { 1.0f, 0x1p-20f, 0x1p+30f, 0x1p-126f };
+        std::vector<cf32> want(codes);
+        for (std::size_t b = 0; b < blocks; ++b)
+            precision::decode_block(p, c.data() + 2 * b * block * bytes, block, scales[b], want.data() + b * block);
+        cuda::Buffer<unsigned char> d_codes(c.size(), false);
+        cuda::Buffer<float> d_scales(blocks, false);
+        cuda::Buffer<cf32> d_out(codes, false);
+        cuda::copy_to_device(d_codes.get(), c.data(), c.size());
+        cuda::copy_to_device(d_scales.get(), scales.data(), d_scales.bytes());
+        cuda::decode_blocks(d_codes.get(), p, block, blocks, d_scales.get(), 1.0f, d_out.get(), nullptr);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        std::vector<cf32> got(codes);
+        cuda::copy_to_host(got.data(), d_out.get(), d_out.bytes());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < codes; ++i)
+            for (int part = 0; part < 2; ++part) {
+                const float g = part ? got[i].imag() : got[i].real();
+                const float w = part ? want[i].imag() : want[i].real();
+                differ += std::isnan(w) ? !std::isnan(g) : std::memcmp(&g, &w, sizeof g) != 0;
+            }
+        EXPECT_EQ(differ, 0u);
+    }
+}
+
+// The GPU detector with a narrow DetectorConfig::precision, fed float32 (rounded on the
+// device) or codes (decoded on the device), gives the LLRs of the float32 GPU detector fed
+// the emulation's values, bit for bit: every mode family, several chunks, pinned and
+// pageable buffers.
+TEST(CudaQuantize, FloatAndEncodedInputGiveTheEmulationsLlrs)
+{
+    SKIP_WITHOUT_GPU();
+    ChannelSimConfig sim;
+    sim.num_antennas = 32;
+    sim.num_users = 8;
+    sim.num_subcarriers = 24;
+    sim.symbols_per_frame = 11;
+    sim.modulation = Modulation::qam16;
+    sim.snr_db = 14.0;
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    const std::size_t n = sim.symbols_per_frame;
+    for (DetectorMode mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::zf,
+                               DetectorMode::box, DetectorMode::sfsd })
+        for (Precision p : { Precision::fp16, Precision::bf16, Precision::fp8_e4m3,
+                             Precision::fp8_e5m2 }) {
+            SCOPED_TRACE(to_string(mode) + " " + to_string(p));
+            DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
+            const Dims d = cfg.dims();
+            cuda::EngineOptions options;
+            options.chunk_bytes = 4 * d.rx_items() * sizeof(cf32); // 3 chunks
+            // the reference: float32 on the emulation's values
+            std::vector<cf32> hq(f.h.size()), yq(f.y.size());
+            precision::quantize_block(p, f.h.data(), hq.size(), hq.data());
+            for (std::size_t s = 0; s < n; ++s)
+                precision::quantize_block(p, f.y.data() + s * d.rx_items(), d.rx_items(), yq.data() + s * d.rx_items());
+            std::vector<float> want(n * d.llr_items());
+            {
+                cuda::CudaDetector ref(cfg, options);
+                ref.set_channel(hq.data(), f.n0);
+                ref.detect(yq.data(), n, want.data());
+            }
+            cfg.precision = p;
+            cuda::CudaDetector det(cfg, options);
+            EXPECT_EQ(det.name(), "cuda-" + to_string(mode) + "-" + to_string(p));
+            std::vector<float> got(want.size());
+            det.set_channel(f.h.data(), f.n0);
+            det.detect(f.y.data(), n, got.data());
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+                << "float input";
+            // codes, pageable and pinned
+            const std::size_t cb = precision::code_bytes(p);
+            std::vector<unsigned char> hc(2 * d.channel_items() * cb), yc(2 * n * d.rx_items() * cb);
+            std::vector<float> ys(n);
+            const float hs = precision::encode_block(p, f.h.data(), d.channel_items(), hc.data());
+            for (std::size_t s = 0; s < n; ++s)
+                ys[s] = precision::encode_block(p, f.y.data() + s * d.rx_items(), d.rx_items(),
+                                                yc.data() + 2 * s * d.rx_items() * cb);
+            std::fill(got.begin(), got.end(), 99.0f);
+            det.set_channel_encoded(hc.data(), hs, f.n0);
+            det.detect_encoded(yc.data(), ys.data(), n, got.data());
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+                << "encoded input";
+            cuda::Buffer<unsigned char> pinned_y(yc.size(), true);
+            cuda::Buffer<float> pinned_llr(got.size(), true);
+            std::memcpy(pinned_y.get(), yc.data(), yc.size());
+            det.detect_encoded(pinned_y.get(), ys.data(), n, pinned_llr.get());
+            EXPECT_EQ(std::memcmp(pinned_llr.get(), want.data(), got.size() * sizeof(float)), 0)
+                << "encoded input, pinned";
+            EXPECT_EQ(det.stats().symbols, 3 * n);
+        }
 }

@@ -1,0 +1,69 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 gr-mimodet authors.
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+/* One code of narrow input (include/mimodet/precision.h) to float32 on the device: exact
+ * for every code (each format's values are float32 values), NaN and infinity included,
+ * as lib/core/precision's decode_value. Shared by the decode kernel (quantize.cu) and the
+ * kernels that read narrow tensors directly. */
+
+#ifndef INCLUDED_MIMODET_CUDA_PRECISION_DECODE_CUH
+#define INCLUDED_MIMODET_CUDA_PRECISION_DECODE_CUH
+
+#include <mimodet/detector.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cstdint>
+
+namespace mimodet {
+namespace cuda {
+
+//! `precision` is a Precision (an int, so that kernels can take it as an argument).
+__device__ __forceinline__ float decode_code(std::uint32_t code, int precision)
+{
+    switch (static_cast<Precision>(precision)) {
+    case Precision::fp16:
+        return __half2float(__ushort_as_half(static_cast<unsigned short>(code)));
+    case Precision::bf16: // the upper half of a binary32
+        return __uint_as_float(code << 16);
+    case Precision::fp8_e5m2: // the upper byte of a binary16
+        return __half2float(__ushort_as_half(static_cast<unsigned short>(code << 8)));
+    case Precision::fp8_e4m3: {
+        const __half_raw h = __nv_cvt_fp8_to_halfraw(
+            static_cast<__nv_fp8_storage_t>(code), __NV_E4M3);
+        return __half2float(__half(h));
+    }
+    default:
+        break;
+    }
+    return __uint_as_float(code);
+}
+
+//! The complex value of codes (re, im) at `index` (complex values) of a code array of
+//! `bytes` per code, times `scale`.
+__device__ __forceinline__ float2
+decode_complex(const void* codes, std::size_t index, int bytes, int precision, float scale)
+{
+    std::uint32_t re = 0, im = 0;
+    if (bytes == 2) {
+        const ushort2 c = static_cast<const ushort2*>(codes)[index];
+        re = c.x;
+        im = c.y;
+    } else if (bytes == 1) {
+        const uchar2 c = static_cast<const uchar2*>(codes)[index];
+        re = c.x;
+        im = c.y;
+    } else {
+        const uint2 c = static_cast<const uint2*>(codes)[index];
+        re = c.x;
+        im = c.y;
+    }
+    return make_float2(decode_code(re, precision) * scale, decode_code(im, precision) * scale);
+}
+
+} // namespace cuda
+} // namespace mimodet
+
+#endif
