@@ -49,8 +49,6 @@ __global__ void __launch_bounds__(kPrepareThreads) box_prepare_kernel(BoxPrepare
 #pragma unroll
     for (int k = 0; k < kSlots; ++k)
         acc[k] = make_float2(0.0f, 0.0f);
-    if (threadIdx.x < U)
-        row_sum[threadIdx.x] = 0.0f;
     for (int b0 = 0; b0 < B; b0 += kPrepareRows) {
         const int n = min(kPrepareRows, B - b0);
         __syncthreads(); // the previous round's reads are done
@@ -71,10 +69,17 @@ __global__ void __launch_bounds__(kPrepareThreads) box_prepare_kernel(BoxPrepare
 #pragma unroll
     for (int k = 0; k < kSlots; ++k) {
         const int e = threadIdx.x + k * kPrepareThreads;
-        if (e < U * U) {
+        if (e < U * U)
             g[e] = acc[k];
-            atomicAdd(&row_sum[e / U], sqrtf(cnorm(acc[k])));
-        }
+    }
+    __syncthreads(); // G written (global writes are visible to the block after it)
+    // Each row's sum in a fixed order: with atomics in shared memory the order, and so
+    // the last bits of tau and every iterate, changed from run to run.
+    if (threadIdx.x < U) {
+        float sum = 0.0f;
+        for (int j = 0; j < U; ++j)
+            sum += sqrtf(cnorm(g[threadIdx.x * U + j]));
+        row_sum[threadIdx.x] = sum;
     }
     __syncthreads();
     if (threadIdx.x == 0) {
