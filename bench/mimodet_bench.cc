@@ -50,6 +50,7 @@
 #include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
+#include <mimodet/precision.h>
 #ifdef MIMODET_HAVE_CUDA
 #include "bench_timing.h"
 #include "cublas_baseline.h"
@@ -93,6 +94,10 @@ struct BenchConfig {
     //! `slot_subcarriers`, folded into nsc = slots x N_c channels; the paper's figure.
     std::size_t slots = 0, slot_subcarriers = 0;
     double paper_mbps = 0, paper_ms = 0;
+    //! --precision: storage of H and y. Not fp32 on the GPU: the inputs are codes
+    //! (mimodet/precision.h, made before timing) in device memory for kernel-only and in
+    //! pinned host memory end to end, through the detector's *_encoded calls.
+    Precision precision = Precision::fp32;
 };
 
 /* roger2012 Tables 1 (FSD) and 2 (SFSD), 4x4 on a Tesla C2070: Mb/s and ms per slot for
@@ -291,6 +296,7 @@ DetectorConfig detector_config(const BenchConfig& c, Backend backend)
     DetectorConfig d = detector_config_for(sim_config(c), c.mode, c.iterations, backend);
     if (c.mode == DetectorMode::box) // --iterations: BOX's steps
         d.box_iterations = c.iterations;
+    d.precision = c.precision;
     return d;
 }
 
@@ -371,17 +377,64 @@ Result bench_cuda(const BenchConfig& c,
     const Dims d = det.config().dims();
     const std::size_t y_count = c.nsym * d.rx_items(), llr_count = c.nsym * d.llr_items();
     r.bits = static_cast<double>(llr_count);
-    r.bytes_in = (d.channel_items() + y_count) * sizeof(cf32);
+    // Narrow input: the frames as codes and scales (the bytes that move), made here.
+    const bool narrow = c.precision != Precision::fp32;
+    const std::size_t item_bytes =
+        narrow ? 2 * precision::code_bytes(c.precision) : sizeof(cf32);
+    r.bytes_in = (d.channel_items() + y_count) * item_bytes +
+                 (narrow ? c.nsym * sizeof(float) : 0);
     r.bytes_out = llr_count * sizeof(float);
+    struct Codes {
+        std::vector<unsigned char> h, y;
+        float h_scale = 1.0f;
+        std::vector<float> y_scales;
+    };
+    std::vector<Codes> codes(narrow ? frames.size() : 0);
+    for (std::size_t k = 0; k < codes.size(); ++k) {
+        Codes& e = codes[k];
+        e.h.resize(d.channel_items() * item_bytes);
+        e.y.resize(y_count * item_bytes);
+        e.y_scales.resize(c.nsym);
+        e.h_scale = precision::encode_block(
+            c.precision, frames[k].h.data(), d.channel_items(), e.h.data());
+        for (std::size_t s = 0; s < c.nsym; ++s)
+            e.y_scales[s] = precision::encode_block(c.precision,
+                                                    frames[k].y.data() + s * d.rx_items(),
+                                                    d.rx_items(),
+                                                    e.y.data() + s * d.rx_items() * item_bytes);
+    }
 
-    // Kernel-only: everything already on the device.
+    // Kernel-only: everything already on the device (narrow: the codes in dh and dy).
     std::vector<std::unique_ptr<cuda::Buffer<cf32>>> dh, dy;
-    for (const auto& f : frames) {
+    std::vector<std::unique_ptr<cuda::Buffer<float>>> dscales;
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+        const auto& f = frames[k];
         dh.push_back(std::make_unique<cuda::Buffer<cf32>>(f.h.size(), false));
         dy.push_back(std::make_unique<cuda::Buffer<cf32>>(f.y.size(), false));
-        cuda::copy_to_device(dh.back()->get(), f.h.data(), dh.back()->bytes());
-        cuda::copy_to_device(dy.back()->get(), f.y.data(), dy.back()->bytes());
+        if (narrow) {
+            dscales.push_back(std::make_unique<cuda::Buffer<float>>(c.nsym, false));
+            cuda::copy_to_device(dh.back()->get(), codes[k].h.data(), codes[k].h.size());
+            cuda::copy_to_device(dy.back()->get(), codes[k].y.data(), codes[k].y.size());
+            cuda::copy_to_device(
+                dscales.back()->get(), codes[k].y_scales.data(), c.nsym * sizeof(float));
+        } else {
+            cuda::copy_to_device(dh.back()->get(), f.h.data(), dh.back()->bytes());
+            cuda::copy_to_device(dy.back()->get(), f.y.data(), dy.back()->bytes());
+        }
     }
+    // The device API on frame k (codes where narrow).
+    auto set_channel_device = [&](std::size_t k, cudaStream_t s) {
+        if (narrow)
+            det.set_channel_device_encoded(dh[k]->get(), codes[k].h_scale, frames[k].n0, s);
+        else
+            det.set_channel_device(dh[k]->get(), frames[k].n0, s);
+    };
+    auto detect_device = [&](std::size_t k, float* llr, cudaStream_t s) {
+        if (narrow)
+            det.detect_device_encoded(dy[k]->get(), dscales[k]->get(), c.nsym, llr, nullptr, s);
+        else
+            det.detect_device(dy[k]->get(), c.nsym, llr, nullptr, s);
+    };
     cuda::Buffer<float> dllr(llr_count, false);
     cudaStream_t stream;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -398,9 +451,9 @@ Result bench_cuda(const BenchConfig& c,
         flusher.flush(stream);
         bench::hold_stream(stream, kHoldMicroseconds);
         CHECK(cudaEventRecord(e0, stream));
-        det.set_channel_device(dh[k]->get(), frames[k].n0, stream);
+        set_channel_device(k, stream);
         CHECK(cudaEventRecord(e_mid, stream));
-        det.detect_device(dy[k]->get(), c.nsym, dllr.get(), nullptr, stream);
+        detect_device(k, dllr.get(), stream);
         CHECK(cudaEventRecord(e1, stream));
         CHECK(cudaEventSynchronize(e1));
         float t = 0, t_prepare = 0;
@@ -420,17 +473,17 @@ Result bench_cuda(const BenchConfig& c,
         // to the one that forms the channel (cg/cr calls of few symbols iterate from H
         // alone until forming A pays; a kernel's first launch also loads it), then the
         // graph cache's first sight and capture when graphs are on.
-        det.set_channel_device(dh[0]->get(), frames[0].n0, stream);
+        set_channel_device(0, stream);
         for (int i = 0; i < 64 && !det.matrix_formed(); ++i)
-            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+            detect_device(0, dllr.get(), stream);
         CHECK(cudaStreamSynchronize(stream));
         constexpr int kUntimed = 2, kTimed = 32;
         bench::hold_stream(stream, 20000.0);
         for (int i = 0; i < kUntimed; ++i)
-            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+            detect_device(0, dllr.get(), stream);
         const auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < kTimed; ++i)
-            det.detect_device(dy[0]->get(), c.nsym, dllr.get(), nullptr, stream);
+            detect_device(0, dllr.get(), stream);
         const auto t1 = std::chrono::steady_clock::now();
         CHECK(cudaStreamSynchronize(stream));
         r.issue_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / kTimed;
@@ -459,15 +512,15 @@ Result bench_cuda(const BenchConfig& c,
     // The stream floor: this call's bytes moved without arithmetic, timed like it.
     r.stream_floor_ms = time_like_kernel([&](std::size_t k) {
         bench::stream_traffic(dh[k]->get(),
-                              dh[k]->bytes(),
+                              d.channel_items() * item_bytes,
                               dy[k]->get(),
-                              dy[k]->bytes(),
+                              y_count * item_bytes,
                               dllr.get(),
                               dllr.bytes(),
                               stream);
     });
 
-    if (c.mode == DetectorMode::chol) {
+    if (c.mode == DetectorMode::chol && !narrow) {
         // The same frames through the library pipeline, timed the same way, and its LLRs
         // compared with ours on the last frame (signs of the LLRs that are not near
         // zero).
@@ -503,19 +556,30 @@ Result bench_cuda(const BenchConfig& c,
     Detector& e2e = split ? static_cast<Detector&>(*split) : det;
     r.e2e_engine = e2e.name();
     std::vector<std::unique_ptr<cuda::Buffer<cf32>>> hy, hh;
-    for (const auto& f : frames) {
+    for (std::size_t k = 0; k < frames.size(); ++k) {
+        const auto& f = frames[k];
         hy.push_back(std::make_unique<cuda::Buffer<cf32>>(f.y.size(), true));
-        std::copy(f.y.begin(), f.y.end(), hy.back()->get());
         hh.push_back(std::make_unique<cuda::Buffer<cf32>>(f.h.size(), true));
-        std::copy(f.h.begin(), f.h.end(), hh.back()->get());
+        if (narrow) {
+            std::memcpy(hy.back()->get(), codes[k].y.data(), codes[k].y.size());
+            std::memcpy(hh.back()->get(), codes[k].h.data(), codes[k].h.size());
+        } else {
+            std::copy(f.y.begin(), f.y.end(), hy.back()->get());
+            std::copy(f.h.begin(), f.h.end(), hh.back()->get());
+        }
     }
     cuda::Buffer<float> hllr(llr_count, true);
     std::vector<double> e2e_ms;
     for (int i = 0; i < reps + 3; ++i) {
         const std::size_t k = static_cast<std::size_t>(i) % frames.size();
         const auto t0 = std::chrono::steady_clock::now();
-        e2e.set_channel(hh[k]->get(), frames[k].n0);
-        e2e.detect(hy[k]->get(), c.nsym, hllr.get());
+        if (narrow) {
+            e2e.set_channel_encoded(hh[k]->get(), codes[k].h_scale, frames[k].n0);
+            e2e.detect_encoded(hy[k]->get(), codes[k].y_scales.data(), c.nsym, hllr.get());
+        } else {
+            e2e.set_channel(hh[k]->get(), frames[k].n0);
+            e2e.detect(hy[k]->get(), c.nsym, hllr.get());
+        }
         const auto t1 = std::chrono::steady_clock::now();
         if (i >= 3)
             e2e_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -707,7 +771,7 @@ void usage()
            "N]\n"
            "                     [--streams S] [--devices D[,D...]] [--fuse on|off]\n"
            "                     [--graphs on|off] [--l2 dirty|clean] [--cpu on|off]\n"
-           "                     [--json FILE]\n"
+           "                     [--json FILE] [--precision fp32,fp16,bf16,fp8_e4m3,...]\n"
            "                     [--antennas B --users U --subcarriers N --symbols S\n"
            "                      --modulation M --mode chol|cg|cr|zf --iterations I]\n"
            "Times the built-in paper configurations (--config all, the default) or one\n"
@@ -731,7 +795,7 @@ int main(int argc, char** argv)
             "--config",      "--backend",    "--reps", "--streams",    "--device",
             "--devices",     "--modulation", "--mode", "--iterations", "--fuse",
             "--graphs",      "--l2",         "--json", "--antennas",   "--users",
-            "--subcarriers", "--symbols",    "--cpu"
+            "--subcarriers", "--symbols",    "--cpu",  "--precision"
         };
         std::map<std::string, bool> given; // the options on the command line
         for (int i = 1; i < argc; ++i) {
@@ -856,6 +920,34 @@ int main(int argc, char** argv)
             if (configs.empty())
                 throw UsageError("--config: no built-in configuration matches '" +
                                  opt["--config"] + "' (--config list)");
+        }
+        // --precision fp32,fp16,...: each configuration in each storage precision, named
+        // CONFIG@PRECISION but for fp32.
+        if (given.count("--precision")) {
+            std::vector<Precision> precisions;
+            std::stringstream list(opt["--precision"]);
+            for (std::string item; std::getline(list, item, ',');) {
+                try {
+                    precisions.push_back(parse_precision(item));
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError(std::string("--precision: ") + e.what());
+                }
+            }
+            if (precisions.empty())
+                throw UsageError("--precision: expected e.g. fp32,fp16");
+            std::vector<BenchConfig> each;
+            for (const auto& c : configs)
+                for (Precision p : precisions) {
+                    BenchConfig n = c;
+                    n.precision = p;
+                    if (p != Precision::fp32)
+                        n.name += "@" + to_string(p);
+                    if (n.slots > 0 && p != Precision::fp32)
+                        throw UsageError("--precision: the roger2012 configurations run "
+                                         "in fp32 only");
+                    each.push_back(n);
+                }
+            configs = each;
         }
 
         std::vector<Result> results;
@@ -1017,7 +1109,8 @@ int main(int argc, char** argv)
                     << "\", \"antennas\": " << r.c.b << ", \"users\": " << r.c.u
                     << ", \"subcarriers\": " << r.c.nsc << ", \"symbols\": " << r.c.nsym
                     << ", \"modulation\": \"" << to_string(r.c.mod) << "\", \"mode\": \""
-                    << to_string(r.c.mode) << "\", \"iterations\": " << r.c.iterations
+                    << to_string(r.c.mode) << "\", \"precision\": \""
+                    << to_string(r.c.precision) << "\", \"iterations\": " << r.c.iterations
                     << ", \"bits\": " << r.bits << ", \"kernel_ms\": " << r.kernel_ms
                     << ", \"prepare_ms\": " << r.prepare_ms
                     << ", \"equalize_ms\": " << r.equalize_ms

@@ -340,6 +340,15 @@ struct CudaDetector::Impl {
     std::size_t code_bytes = 4;
     void* d_h_codes = nullptr; //!< the channel's codes; allocated by the first encoded call
     bool code_buffers = false; //!< d_h_codes and the slots' code buffers exist
+    /* An encoded channel in force: its codes (d_h_codes, or the caller's device copy)
+     * and scale. The tiled kernels (chol, cg, cr) read the codes of H and y as they are;
+     * the other paths read float32, decoded on the device when first needed
+     * (ensure_float_channel; h_decoded). */
+    const void* channel_codes = nullptr;
+    float channel_scale = 1.0f;
+    bool h_decoded = true;
+    float2* d_y_scratch = nullptr; //!< device API: decoded y for the other paths
+    std::size_t y_scratch_symbols = 0;
 
     DetectorStats stats;
     bool device_selected = false; // acquire() got as far as cudaSetDevice
@@ -512,6 +521,9 @@ struct CudaDetector::Impl {
         }
         cudaFree(d_h_codes);
         d_h_codes = nullptr;
+        cudaFree(d_y_scratch);
+        d_y_scratch = nullptr;
+        y_scratch_symbols = 0;
         code_buffers = false;
         cudaFree(d_h);
         cudaFree(d_a);
@@ -725,6 +737,29 @@ struct CudaDetector::Impl {
         n0 = channel_n0;
         a_formed = false;
         symbols_on_channel = 0;
+        channel_codes = nullptr;
+        channel_scale = 1.0f;
+        h_decoded = true;
+    }
+
+    //! An encoded channel's float H in d_h, for the paths that read float32 (queued on
+    //! `stream` after the channel was given; later users wait for channel_ready).
+    void ensure_float_channel(cudaStream_t stream)
+    {
+        if (h_decoded)
+            return;
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+        decode_blocks(channel_codes,
+                      precision,
+                      dims.channel_items(),
+                      1,
+                      nullptr,
+                      channel_scale,
+                      reinterpret_cast<cf32*>(d_h),
+                      stream);
+        MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
+        channel = d_h;
+        h_decoded = true;
     }
 
     //! The equalize kernel's arguments for n symbols on the channel in force (n0 only
@@ -766,6 +801,9 @@ struct CudaDetector::Impl {
      * EngineOptions::graphs it goes through the graph cache, so that a recurring chunk is
      * one graph launch instead of the kernel's launch (and the host-side choice of its
      * configuration) and the copies. */
+    /*! y_codes (with y_scales, device memory): encoded symbols, read as they are by the
+     * tiled kernels where the channel is encoded too (chol, cg, cr), decoded into d_y
+     * for the other paths. */
     template <typename CopiesOut>
     void equalize(const float2* d_y,
                   std::size_t n,
@@ -773,8 +811,40 @@ struct CudaDetector::Impl {
                   float2* d_x_hat,
                   cudaStream_t stream,
                   const GraphKey& outputs,
-                  CopiesOut&& copies_out)
+                  CopiesOut&& copies_out,
+                  const void* y_codes = nullptr,
+                  const float* y_scales = nullptr)
     {
+        const bool matrix_free_next = !a_formed && !sphere() && !box() &&
+                                      matrix_free_for(symbols_on_channel + n);
+        const bool tiled = a_formed ? equalize_reads_codes(n)
+                                    : !matrix_free_next && options.fuse_prepare &&
+                                          fused_supported(n);
+        const bool codes = y_codes && channel_codes && tiled && !sphere() && !box() &&
+                           mode != KernelMode::zf;
+        if (!codes) { // float32 H and y
+            ensure_float_channel(stream);
+            if (y_codes)
+                decode_blocks(y_codes,
+                              precision,
+                              dims.rx_items(),
+                              n,
+                              y_scales,
+                              1.0f,
+                              reinterpret_cast<cf32*>(const_cast<float2*>(d_y)), // ours
+                              stream);
+        }
+        auto with_codes = [&](EqualizeArgs a) {
+            if (codes) {
+                a.y_codes = y_codes;
+                a.y_scales = y_scales;
+                a.h_codes = channel_codes;
+                a.h_scale = channel_scale;
+                a.code_precision = static_cast<int>(precision);
+                a.code_bytes = static_cast<int>(code_bytes);
+            }
+            return a;
+        };
         symbols_on_channel += n;
         if (sphere() || box()) { // no fused or matrix-free path, no graphs (yet)
             if (!a_formed)
@@ -788,7 +858,7 @@ struct CudaDetector::Impl {
             return;
         }
         if (a_formed) {
-            const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, false);
+            const EqualizeArgs a = with_codes(equalize_args(d_y, n, d_llr, d_x_hat, false));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
             auto work = [&](cudaStream_t s) {
                 launch_equalize(a, s);
@@ -807,7 +877,7 @@ struct CudaDetector::Impl {
         // device)
         if (!matrix_free && !fused) // forming A pays, in its own kernel
             prepare(channel, n0, stream, d_channel_counts);
-        const EqualizeArgs a = equalize_args(d_y, n, d_llr, d_x_hat, matrix_free);
+        const EqualizeArgs a = with_codes(equalize_args(d_y, n, d_llr, d_x_hat, matrix_free));
         if (fused) {
             wait_for_channel(stream);
             PrepareArgs channel_args = prepare_args(channel, n0);
@@ -829,7 +899,7 @@ struct CudaDetector::Impl {
     //! every argument but the demapping table, which is the engine's for its lifetime.
     static GraphKey key_of(const EqualizeArgs& a, const GraphKey& outputs)
     {
-        static_assert(sizeof(EqualizeArgs) == 192,
+        static_assert(sizeof(EqualizeArgs) == 232,
                       "a new field of EqualizeArgs belongs in its graph key");
         GraphKey k = outputs;
         k.add(registration_epoch())
@@ -850,7 +920,13 @@ struct CudaDetector::Impl {
             .add(a.llr_clip)
             .add(a.llr)
             .add(a.x_hat)
-            .add(a.bad_sample_count);
+            .add(a.bad_sample_count)
+            .add(a.y_codes)
+            .add(a.y_scales)
+            .add(a.h_codes)
+            .add(a.h_scale)
+            .add(a.code_precision)
+            .add(a.code_bytes);
         return k;
     }
 
@@ -996,6 +1072,10 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
     // Host calls form A at once (their statistics need the prepare kernel's status),
     // but do not wait for it: detect() orders its kernels after channel_ready.
     m.new_channel(m.d_h, n0);
+    if (codes) { // the tiled kernels read the codes, the others d_h (decoded above)
+        m.channel_codes = m.d_h_codes;
+        m.channel_scale = scale;
+    }
     m.prepare(m.d_h, n0, stream);
     MIMODET_CUDA_CHECK(
         cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, stream));
@@ -1046,6 +1126,61 @@ void CudaDetector::detect_device(
                s,
                GraphKey{},
                [](cudaStream_t) {});
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
+    m.stats.symbols += n_symbols;
+}
+
+void CudaDetector::set_channel_device_encoded(const void* d_codes,
+                                              float h_scale,
+                                              float n0,
+                                              void* stream)
+{
+    Impl& m = *d_impl;
+    if (m.precision == Precision::fp32)
+        throw std::invalid_argument(
+            "set_channel_device_encoded: the detector's precision is fp32 (no codes)");
+    set_channel_device(nullptr, n0, stream);
+    m.channel = m.d_h; // the float H of the paths that need it, decoded when they do
+    m.channel_codes = d_codes;
+    m.channel_scale = h_scale;
+    m.h_decoded = false;
+}
+
+void CudaDetector::detect_device_encoded(const void* d_codes,
+                                         const float* d_scales,
+                                         std::size_t n_symbols,
+                                         float* d_llr,
+                                         cf32* d_x_hat,
+                                         void* stream)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": detect_device_encoded() called before set_channel()");
+    if (m.precision == Precision::fp32)
+        throw std::invalid_argument(
+            "detect_device_encoded: the detector's precision is fp32 (no codes)");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    cudaStream_t s = m.stream_or_default(stream);
+    MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, m.last_use, 0));
+    // a float copy of y for the paths that do not read codes (grown, never shrunk)
+    if (m.y_scratch_symbols < n_symbols) {
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+        cudaFree(m.d_y_scratch);
+        m.d_y_scratch = nullptr;
+        m.y_scratch_symbols = 0;
+        m.d_y_scratch = device_alloc<float2>(n_symbols * m.dims.rx_items());
+        m.y_scratch_symbols = n_symbols;
+    }
+    m.equalize(m.d_y_scratch,
+               n_symbols,
+               d_llr,
+               reinterpret_cast<float2*>(d_x_hat),
+               s,
+               GraphKey{},
+               [](cudaStream_t) {},
+               d_codes,
+               d_scales);
     MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
     m.stats.symbols += n_symbols;
 }
@@ -1166,14 +1301,6 @@ void CudaDetector::enqueue(const void* y,
                                                count * sizeof(float),
                                                cudaMemcpyHostToDevice,
                                                s.stream));
-            decode_blocks(s.d_y_codes,
-                          m.precision,
-                          d.rx_items(),
-                          count,
-                          s.d_y_scales,
-                          1.0f,
-                          reinterpret_cast<cf32*>(s.d_y),
-                          s.stream);
         } else { // narrow storage of float input: rounded as the emulation rounds it
             quantize_blocks(
                 reinterpret_cast<cf32*>(s.d_y), d.rx_items(), count, m.precision, s.stream);
@@ -1212,7 +1339,9 @@ void CudaDetector::enqueue(const void* y,
                                            count,
                                            cudaMemcpyDeviceToHost,
                                            stream);
-                   });
+                   },
+                   encoded ? s.d_y_codes : nullptr,
+                   encoded ? s.d_y_scales : nullptr);
         MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
         s.first = first;
         s.count = count;

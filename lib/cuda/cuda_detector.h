@@ -157,6 +157,22 @@ public:
                        float* d_llr,
                        cf32* d_x_hat = nullptr,
                        void* stream = nullptr);
+    /*! The device API on narrow input (DetectorConfig::precision other than fp32; the
+     * codes and scales of mimodet/precision.h in device memory, kept valid as
+     * set_channel_device's H). chol, cg and cr read the codes in their tiled kernels
+     * (3 or more symbols a call, or a channel's first call of up to 64); the other
+     * paths decode them first. Float input through the device API is read as it is
+     * (not rounded). */
+    void set_channel_device_encoded(const void* d_h_codes,
+                                    float h_scale,
+                                    float n0,
+                                    void* stream = nullptr);
+    void detect_device_encoded(const void* d_y_codes,
+                               const float* d_y_scales,
+                               std::size_t n_symbols,
+                               float* d_llr,
+                               cf32* d_x_hat = nullptr,
+                               void* stream = nullptr);
     //! Whether the channel in force is prepared (A or A^-1 formed). After
     //! set_channel_device() not before the first detect call, and CG/CR calls of few
     //! symbols per channel leave it unformed: they iterate from H alone while that costs

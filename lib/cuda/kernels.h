@@ -74,8 +74,21 @@ struct EqualizeArgs {
     float2* x_hat; //!< optional
     unsigned long long*
         bad_sample_count; //!< incremented per non-finite (symbol, subcarrier)
+    /* Narrow input (include/mimodet/precision.h), read by the tiled kernels only (launch
+     * tiled: 3 or more symbols, or fused), chol/cg/cr: y_codes non-null means y and h are
+     * these codes of `code_precision` (a Precision other than fp32; code_bytes each), y
+     * [n][N_sc][B] scaled per symbol by y_scales[n], h [N_sc][B][U] by h_scale; y and h
+     * are not read. Decoded in the kernel's staging, they are the float values exactly. */
+    const void* y_codes;
+    const float* y_scales;
+    const void* h_codes;
+    float h_scale;
+    int code_precision;
+    int code_bytes;
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
+//! Whether launch_equalize takes args.y_codes for `num_symbols` (the tiled kernel).
+bool equalize_reads_codes(std::size_t num_symbols);
 
 /*! The first call on a channel not prepared yet, when its symbols are one tile per
  * subcarrier (fused_supported: 1..64 symbols; every mode and user count): one kernel

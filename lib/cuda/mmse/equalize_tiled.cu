@@ -16,6 +16,7 @@
 #include "channel_state.cuh"
 #include "cuda/cuda_check.h"
 #include "cuda/kernels.h"
+#include "cuda/precision/decode.cuh"
 #include "demap.cuh"
 #include "device_helpers.cuh"
 #include "gauss_jordan.cuh"
@@ -296,6 +297,51 @@ tile_min_blocks(int up, int symbols, bool compact, bool iterative)
  * optimizer's order over the whole kernel), which a move must not do. */
 /* ------------------------------------------------------------------------------------ */
 
+/*! Narrow input (EqualizeArgs::y_codes): two complex values (four codes) at complex
+ * index i (even) of a code array, as their bytes (1-byte codes: .x only), and decoded
+ * times `scale`. The staging of a narrow kernel loads these into registers before a
+ * round's products and decodes them into the float buffers after them. */
+template <int kL2Prefetch>
+__device__ __forceinline__ uint2 load_code_pair(const void* codes, std::size_t i, int bytes)
+{
+    // As the float copies (stage_tile_chunk): the L2 fetches kL2Prefetch bytes around
+    // each load, so that the next chunks of the same rows are there when they are loaded.
+    const char* base = static_cast<const char*>(codes);
+    uint2 v = make_uint2(0u, 0u);
+    if (bytes == 2) {
+        const char* a = base + i * 4;
+        if constexpr (kL2Prefetch == 256)
+            asm("ld.global.nc.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(a));
+        else
+            asm("ld.global.nc.L2::128B.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(a));
+    } else {
+        const char* a = base + i * 2;
+        if constexpr (kL2Prefetch == 256)
+            asm("ld.global.nc.L2::256B.u32 %0, [%1];" : "=r"(v.x) : "l"(a));
+        else
+            asm("ld.global.nc.L2::128B.u32 %0, [%1];" : "=r"(v.x) : "l"(a));
+    }
+    return v;
+}
+template <int kPrecision>
+__device__ __forceinline__ float4 decode_code_pair(uint2 v, float scale)
+{
+    constexpr bool two = kPrecision == static_cast<int>(Precision::fp16) ||
+                         kPrecision == static_cast<int>(Precision::bf16);
+    const std::uint32_t c0 = two ? v.x & 0xffffu : v.x & 0xffu;
+    const std::uint32_t c1 = two ? v.x >> 16 : (v.x >> 8) & 0xffu;
+    const std::uint32_t c2 = two ? v.y & 0xffffu : (v.x >> 16) & 0xffu;
+    const std::uint32_t c3 = two ? v.y >> 16 : v.x >> 24;
+    return make_float4(decode_code_of<kPrecision>(c0) * scale,
+                       decode_code_of<kPrecision>(c1) * scale,
+                       decode_code_of<kPrecision>(c2) * scale,
+                       decode_code_of<kPrecision>(c3) * scale);
+}
+__device__ __forceinline__ bool aligned_to(const void* ptr, std::size_t bytes)
+{
+    return reinterpret_cast<std::uintptr_t>(ptr) % bytes == 0;
+}
+
 /*! Staging: queues the copies of this k-group's chunk of round r into buffer r % buffers
  * (past the last chunk, or past B, U or the call's symbols: zeros).
  *
@@ -562,7 +608,7 @@ __device__ __forceinline__ void demap_tile(const EqualizeArgs& p,
     });
 }
 
-template <int UP, int S, bool kIterative, bool kFused, bool kCompact>
+template <int UP, int S, bool kIterative, bool kFused, bool kCompact, bool kNarrow>
 __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
@@ -621,8 +667,17 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         const int warp = tid / 32, lane = tid % 32, warps = threads / 32;
         for (int s = warp; s < count; s += warps) {
             bool finite = true; // non-finite y is still counted, as on the CPU
-            for (int b = lane; b < B; b += 32)
-                finite = finite && cfinite(y_at(s)[b]);
+            for (int b = lane; b < B; b += 32) {
+                if constexpr (kNarrow)
+                    finite = finite && cfinite(decode_complex(
+                                           p.y_codes,
+                                           ((s0 + s) * nsc + sc) * B + b,
+                                           p.code_bytes,
+                                           p.code_precision,
+                                           1.0f));
+                else
+                    finite = finite && cfinite(y_at(s)[b]);
+            }
             erase_item(p, (s0 + s) * nsc + sc, lane, !__all_sync(0xffffffffu, finite));
         }
     };
@@ -645,8 +700,11 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     constexpr int HS = tile_h_stride(UP), YS = tile_y_stride(UP, C);
     // The copies of a chunk (stage_tile_chunk): pairs of values where every address
     // allows it, 8 bytes at a time otherwise.
-    const bool h_pairs = U % 2 == 0 && aligned16(p.h);
-    const bool y_pairs = YS % 2 == 0 && B % 2 == 0 && aligned16(p.y);
+    // (narrow: a pair of values is 4 codes)
+    const bool h_pairs =
+        U % 2 == 0 && (kNarrow ? aligned_to(p.h_codes, 4 * p.code_bytes) : aligned16(p.h));
+    const bool y_pairs = YS % 2 == 0 && B % 2 == 0 &&
+                         (kNarrow ? aligned_to(p.y_codes, 4 * p.code_bytes) : aligned16(p.y));
     const int y_col = 2 * (local % (C / 2)), y_row = local / (C / 2);
     // Queues the copies of this k-group's chunk of round r into buffer r % buffers.
     auto stage = [&](int r) {
@@ -671,6 +729,110 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                                 y_col,
                                                 y_row,
                                                 y_at);
+    };
+
+    /* Narrow staging: a round's codes are loaded into registers (narrow_fetch) before
+     * the products of the round before it, and decoded into the float buffer
+     * (narrow_store) after them, so that the loads are in flight during the products, as
+     * the asynchronous copies of float input are. The same threads take the same values
+     * as stage_tile_chunk's pair copies; the other layouts are copied value by value in
+     * narrow_store. */
+    constexpr int kNarrowH = kNarrow ? C / G : 1;
+    constexpr int kNarrowYStep = base / (C / 2);
+    constexpr int kNarrowY = kNarrow ? S / kNarrowYStep : 1;
+    uint2 code_h[kNarrowH], code_y[kNarrowY];
+    float code_y_scale[kNarrowY];
+    auto narrow_fetch = [&](int r) {
+        if constexpr (kNarrow) {
+            const int chunk = r * kgroups + kg, b0 = chunk * C;
+            const int rows = chunk < chunks ? min(C, B - b0) : 0;
+            if (h_pairs) {
+                const bool user_ok = 2 * pair < U;
+#pragma unroll
+                for (int k = 0; k < kNarrowH; ++k) {
+                    const bool valid = user_ok && grp + G * k < rows;
+                    code_h[k] = valid ? load_code_pair<kL2Prefetch>(p.h_codes,
+                                                       static_cast<std::size_t>(sc) * B * U +
+                                                           (b0 + grp + G * k) * U + 2 * pair,
+                                                       p.code_bytes)
+                                      : make_uint2(0u, 0u);
+                }
+            }
+            if (y_pairs) {
+                const bool col_ok = y_col < rows;
+#pragma unroll
+                for (int k = 0; k < kNarrowY; ++k) {
+                    const int s = y_row + kNarrowYStep * k;
+                    const bool valid = col_ok && s < count;
+                    code_y[k] = valid ? load_code_pair<kL2Prefetch>(p.y_codes,
+                                                       ((s0 + s) * nsc + sc) * B + b0 + y_col,
+                                                       p.code_bytes)
+                                      : make_uint2(0u, 0u);
+                    code_y_scale[k] = valid ? __ldg(p.y_scales + s0 + s) : 0.0f;
+                }
+            }
+        }
+    };
+    auto narrow_store = [&](int r) {
+        if constexpr (kNarrow) {
+            const int chunk = r * kgroups + kg, b0 = chunk * C;
+            const int rows = chunk < chunks ? min(C, B - b0) : 0;
+            float2* ms = kg_smem + (r % buffers) * buffer_items;
+            float2* ys = ms + C * HS;
+            const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            // one branch on the format, none in the decodes
+            with_code_format(p.code_precision, [&](auto format) {
+                constexpr int F = decltype(format)::value;
+                const int cb = F == static_cast<int>(Precision::fp16) ||
+                                       F == static_cast<int>(Precision::bf16)
+                                   ? 2
+                                   : 1;
+                if (h_pairs) {
+                    const bool user_ok = 2 * pair < U;
+#pragma unroll
+                    for (int k = 0; k < kNarrowH; ++k) {
+                        const bool valid = user_ok && grp + G * k < rows;
+                        *reinterpret_cast<float4*>(ms + (grp + G * k) * HS + 2 * pair) =
+                            valid ? decode_code_pair<F>(code_h[k], p.h_scale) : zero4;
+                    }
+                } else {
+                    for (int idx = local; idx < C * UP; idx += base) {
+                        const int row = idx / UP, u = idx % UP;
+                        ms[row * HS + u] =
+                            row < rows && u < U
+                                ? decode_complex(p.h_codes,
+                                                 static_cast<std::size_t>(sc) * B * U +
+                                                     (b0 + row) * U + u,
+                                                 cb,
+                                                 F,
+                                                 p.h_scale)
+                                : make_float2(0.0f, 0.0f);
+                    }
+                }
+                if (y_pairs) {
+                    const bool col_ok = y_col < rows;
+#pragma unroll
+                    for (int k = 0; k < kNarrowY; ++k) {
+                        const int s = y_row + kNarrowYStep * k;
+                        const bool valid = col_ok && s < count;
+                        *reinterpret_cast<float4*>(ys + s * YS + y_col) =
+                            valid ? decode_code_pair<F>(code_y[k], code_y_scale[k]) : zero4;
+                    }
+                } else {
+                    for (int idx = local; idx < S * C; idx += base) {
+                        const int s = idx / C, b = idx % C;
+                        ys[s * YS + b] =
+                            s < count && b < rows
+                                ? decode_complex(p.y_codes,
+                                                 ((s0 + s) * nsc + sc) * B + b0 + b,
+                                                 cb,
+                                                 F,
+                                                 __ldg(p.y_scales + s0 + s))
+                                : make_float2(0.0f, 0.0f);
+                    }
+                }
+            });
+        }
     };
 
     // This k-group's part of H^H Y (and, kFused, of G = H^H H). H^H Y on the CUDA cores:
@@ -729,9 +891,17 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     // Two buffers: round r + 1 is in flight while round r is used. One buffer: it is
     // refilled only once round r is done with it.
     const bool prefetch = buffers == 2;
-    stage(0);
+    if constexpr (kNarrow) {
+        narrow_fetch(0);
+        narrow_store(0);
+    } else {
+        stage(0);
+    }
     for (int r = 0; r < rounds; ++r) {
-        if (prefetch) {
+        if constexpr (kNarrow) {
+            if (prefetch && r + 1 < rounds)
+                narrow_fetch(r + 1); // decoded into the other buffer after this round
+        } else if (prefetch) {
             if (r + 1 < rounds)
                 stage(r + 1);
             else
@@ -782,9 +952,19 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                 }
             }
         }
+        if constexpr (kNarrow) { // the other buffer: its last reads were round r - 1's
+            if (prefetch && r + 1 < rounds)
+                narrow_store(r + 1);
+        }
         __syncthreads(); // every read of this buffer is done before it is refilled
-        if (!prefetch && r + 1 < rounds)
-            stage(r + 1);
+        if (!prefetch && r + 1 < rounds) {
+            if constexpr (kNarrow) {
+                narrow_fetch(r + 1);
+                narrow_store(r + 1);
+            } else {
+                stage(r + 1);
+            }
+        }
     }
 
     // The k-group sums: k-group 0 writes its part of H^H Y straight into zs [S][UP + 1]
@@ -1001,7 +1181,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
 /*! Calls f with the tiled kernel for UP users and S = `symbols` (tile sizes are template
  * parameters: immediate shared-memory offsets in the inner loop; instantiated only where
  * they are valid for UP, and fused only where S >= UP). */
-template <int UP, bool kIterative, bool kFused, bool kCompact, typename F>
+template <int UP, bool kIterative, bool kFused, bool kCompact, bool kNarrow, typename F>
 void with_tiled_kernel_of(int symbols, F&& f)
 {
     constexpr int smallest =
@@ -1009,29 +1189,36 @@ void with_tiled_kernel_of(int symbols, F&& f)
     switch (symbols) {
     case 8:
         if constexpr (smallest <= 8)
-            return f(equalize_tiled_kernel<UP, 8, kIterative, kFused, kCompact>);
+            return f(equalize_tiled_kernel<UP, 8, kIterative, kFused, kCompact, kNarrow>);
         break;
     case 16:
         if constexpr (smallest <= 16)
-            return f(equalize_tiled_kernel<UP, 16, kIterative, kFused, kCompact>);
+            return f(equalize_tiled_kernel<UP, 16, kIterative, kFused, kCompact, kNarrow>);
         break;
     case 32:
         if constexpr (smallest <= 32)
-            return f(equalize_tiled_kernel<UP, 32, kIterative, kFused, kCompact>);
+            return f(equalize_tiled_kernel<UP, 32, kIterative, kFused, kCompact, kNarrow>);
         break;
     case 64:
-        return f(equalize_tiled_kernel<UP, 64, kIterative, kFused, kCompact>);
+        return f(equalize_tiled_kernel<UP, 64, kIterative, kFused, kCompact, kNarrow>);
     }
     throw std::logic_error("launch_equalize: no tile of " + std::to_string(symbols) +
                            " symbols for " + std::to_string(UP) + " users");
 }
+//! narrow: the instantiation that reads codes (EqualizeArgs::y_codes).
 template <int UP, bool kIterative, bool kFused, typename F>
-void with_tiled_kernel(int symbols, bool compact, F&& f)
+void with_tiled_kernel(int symbols, bool compact, bool narrow, F&& f)
 {
-    if (compact)
-        with_tiled_kernel_of<UP, kIterative, kFused, true>(symbols, f);
-    else
-        with_tiled_kernel_of<UP, kIterative, kFused, false>(symbols, f);
+    if (narrow) {
+        if (compact)
+            with_tiled_kernel_of<UP, kIterative, kFused, true, true>(symbols, f);
+        else
+            with_tiled_kernel_of<UP, kIterative, kFused, false, true>(symbols, f);
+    } else if (compact) {
+        with_tiled_kernel_of<UP, kIterative, kFused, true, false>(symbols, f);
+    } else {
+        with_tiled_kernel_of<UP, kIterative, kFused, false, false>(symbols, f);
+    }
 }
 
 //! Blocks per SM from which a grid takes the compact instantiation (tile_min_blocks).
@@ -1059,7 +1246,8 @@ void launch_tiled(const EqualizeArgs& args,
         compact
             ? tile_shape(UP, given.symbols, args.num_antennas, kIterative, kFused, true)
             : given;
-    with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, [&](auto kernel) {
+    const bool narrow = args.y_codes != nullptr;
+    with_tiled_kernel<UP, kIterative, kFused>(shape.symbols, compact, narrow, [&](auto kernel) {
         // Double buffering doubles the shared memory of a block: it pays only when it
         // does not add a wave of blocks, and on compact grids only when it costs no
         // resident blocks either (the NR slot's one-buffer blocks, 24 per SM instead of
@@ -1100,14 +1288,15 @@ void set_tiled_smem_limit(int bytes)
                                  bytes));
     };
     for (int symbols = min_tile_symbols(UP); symbols <= kMaxTileSymbols; symbols *= 2)
-        for (bool compact : { false, true }) {
-            with_tiled_kernel<UP, false, false>(symbols, compact, set);
-            with_tiled_kernel<UP, true, false>(symbols, compact, set);
-            if (symbols >= UP)
-                with_tiled_kernel<UP, true, true>(symbols, compact, set);
-            if (symbols >= UP)
-                with_tiled_kernel<UP, false, true>(symbols, compact, set);
-        }
+        for (bool compact : { false, true })
+            for (bool narrow : { false, true }) {
+                with_tiled_kernel<UP, false, false>(symbols, compact, narrow, set);
+                with_tiled_kernel<UP, true, false>(symbols, compact, narrow, set);
+                if (symbols >= UP)
+                    with_tiled_kernel<UP, true, true>(symbols, compact, narrow, set);
+                if (symbols >= UP)
+                    with_tiled_kernel<UP, false, true>(symbols, compact, narrow, set);
+            }
 }
 
 template <int UP>
@@ -1124,6 +1313,11 @@ void launch_tiled_for(const EqualizeArgs& args, cudaStream_t stream)
         EqualizeArgs slice = args;
         slice.num_symbols = std::min(max_slice, args.num_symbols - first);
         slice.y = args.y + first * nsc * args.num_antennas;
+        if (args.y_codes) {
+            slice.y_codes = static_cast<const char*>(args.y_codes) +
+                            first * nsc * args.num_antennas * 2 * args.code_bytes;
+            slice.y_scales = args.y_scales + first;
+        }
         slice.llr = args.llr + first * nsc * args.num_users * args.demap.bits;
         if (args.x_hat)
             slice.x_hat = args.x_hat + first * nsc * args.num_users;

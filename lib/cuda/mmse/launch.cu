@@ -15,6 +15,7 @@
 #include "cuda/kernels.h"
 #include "launch_helpers.h"
 #include <cstddef>
+#include <stdexcept>
 
 namespace mimodet {
 namespace cuda {
@@ -37,8 +38,15 @@ void configure_kernels()
     configure_box_kernels(optin);
 }
 
+bool equalize_reads_codes(std::size_t num_symbols)
+{
+    return num_symbols >= kDirectBelowSymbols;
+}
+
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream)
 {
+    if (args.y_codes && !equalize_reads_codes(args.num_symbols))
+        throw std::logic_error("launch_equalize: codes go to the tiled kernel only");
     if (args.num_symbols == 0 || args.num_subcarriers == 0)
         return;
     if (args.num_symbols < kDirectBelowSymbols)

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 using namespace mimodet;
@@ -162,4 +163,76 @@ TEST(CudaQuantize, FloatAndEncodedInputGiveTheEmulationsLlrs)
                 << "encoded input, pinned";
             EXPECT_EQ(det.stats().symbols, 3 * n);
         }
+}
+
+// The device API on codes (the tiled kernels reading them: a channel's fused first call,
+// then tiled calls; a call of 2 symbols decodes first) against the float32 device API on
+// the emulation's values, bit for bit; sizes where the kernels copy pairs of values and
+// where they cannot (odd B and U).
+TEST(CudaQuantize, DeviceCodesGiveTheEmulationsLlrs)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto [b, u] : { std::pair<std::size_t, std::size_t>{ 32, 8 }, { 33, 7 }, { 64, 16 } })
+        for (DetectorMode mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr,
+                                   DetectorMode::zf, DetectorMode::box })
+            for (Precision p : { Precision::fp16, Precision::bf16, Precision::fp8_e4m3,
+                                 Precision::fp8_e5m2 }) {
+                SCOPED_TRACE(std::to_string(b) + "x" + std::to_string(u) + " " +
+                             to_string(mode) + " " + to_string(p));
+                ChannelSimConfig sim;
+                sim.num_antennas = b;
+                sim.num_users = u;
+                sim.num_subcarriers = 20;
+                sim.symbols_per_frame = 33;
+                sim.modulation = Modulation::qam16;
+                sim.snr_db = 14.0;
+                Frame f;
+                ChannelSimulator(sim).next_frame(f);
+                DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
+                const Dims d = cfg.dims();
+                const std::size_t n = sim.symbols_per_frame, cb = precision::code_bytes(p);
+                std::vector<cf32> hq(f.h.size()), yq(f.y.size());
+                precision::quantize_block(p, f.h.data(), hq.size(), hq.data());
+                std::vector<unsigned char> hc(2 * d.channel_items() * cb), yc(2 * n * d.rx_items() * cb);
+                std::vector<float> ys(n);
+                const float hs = precision::encode_block(p, f.h.data(), d.channel_items(), hc.data());
+                for (std::size_t s = 0; s < n; ++s) {
+                    precision::quantize_block(p, f.y.data() + s * d.rx_items(), d.rx_items(), yq.data() + s * d.rx_items());
+                    ys[s] = precision::encode_block(p, f.y.data() + s * d.rx_items(), d.rx_items(),
+                                                    yc.data() + 2 * s * d.rx_items() * cb);
+                }
+                cuda::Buffer<cf32> d_hq(hq.size(), false), d_yq(yq.size(), false);
+                cuda::Buffer<unsigned char> d_hc(hc.size(), false), d_yc(yc.size(), false);
+                cuda::Buffer<float> d_ys(n, false), d_want(n * d.llr_items(), false), d_got(n * d.llr_items(), false);
+                cuda::copy_to_device(d_hq.get(), hq.data(), d_hq.bytes());
+                cuda::copy_to_device(d_yq.get(), yq.data(), d_yq.bytes());
+                cuda::copy_to_device(d_hc.get(), hc.data(), d_hc.bytes());
+                cuda::copy_to_device(d_yc.get(), yc.data(), d_yc.bytes());
+                cuda::copy_to_device(d_ys.get(), ys.data(), d_ys.bytes());
+                cuda::CudaDetector ref(cfg, {});
+                DetectorConfig narrow = cfg;
+                narrow.precision = p;
+                cuda::CudaDetector det(narrow, {});
+                ref.set_channel_device(d_hq.get(), f.n0);
+                det.set_channel_device_encoded(d_hc.get(), hs, f.n0);
+                // calls of 11 (the fused first call), 2 (decoded), 20 symbols
+                std::size_t first = 0;
+                for (std::size_t count : { 11, 2, 20 }) {
+                    const std::size_t y_off = first * d.rx_items(), llr_off = first * d.llr_items();
+                    ref.detect_device(d_yq.get() + y_off, count, d_want.get() + llr_off);
+                    det.detect_device_encoded(d_yc.get() + 2 * y_off * cb, d_ys.get() + first, count,
+                                              d_got.get() + llr_off);
+                    first += count;
+                }
+                ref.synchronize();
+                det.synchronize();
+                std::vector<float> want(d_want.size()), got(d_got.size());
+                cuda::copy_to_host(want.data(), d_want.get(), d_want.bytes());
+                cuda::copy_to_host(got.data(), d_got.get(), d_got.bytes());
+                std::size_t differ = 0;
+                for (std::size_t i = 0; i < got.size(); ++i)
+                    differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
+                EXPECT_EQ(differ, 0u);
+                EXPECT_EQ(det.stats().bad_sample_vectors, 0u);
+            }
 }
