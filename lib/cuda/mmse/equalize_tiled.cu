@@ -161,6 +161,60 @@ cdmma_conj(double (&re)[2], double (&im)[2], float2 a, float2 b)
     dmma_8x8x4(im, -a.y, b.x);
 }
 
+/* Narrow input on the tensor cores (sm_80 and later; UP >= 16, S >= 32): H^H Y and G
+ * from the staged codes by mma.m16n8k16 in fp16 or bf16 with float accumulation. A
+ * complex code (re, im) is one 32-bit register of two halves, which is what a fragment
+ * holds for two consecutive k: with k = 2 b + {re, im}, conj(h)^T y = sum_k a_k y_k
+ * where a = (hr, hi) for the real part and (-hi, hr) for the imaginary part. FP8 codes
+ * are widened to fp16 (exact) as the fragments are loaded. The products are exact and
+ * the sums are float, in the tensor cores' order: the LLRs agree with the float32
+ * kernels on the decoded values to float rounding, not bit for bit. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define MIMODET_TILE_MMA16 1
+#else
+#define MIMODET_TILE_MMA16 0
+#endif
+
+//! d += A B on a 16x8x16 tile (PTX mma.m16n8k16 fragments), fp16 or bf16 inputs.
+template <bool kBf16>
+__device__ __forceinline__ void
+mma_16816(float (&d)[4], std::uint32_t a0, std::uint32_t a1, std::uint32_t a2, std::uint32_t a3,
+          std::uint32_t b0, std::uint32_t b1)
+{
+#if MIMODET_TILE_MMA16
+    if constexpr (kBf16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+                     "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+                     "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+//! A staged complex code (word w of a chunk) as two halves of the mma's input type.
+template <int kPrecision>
+__device__ __forceinline__ std::uint32_t code_word(const void* words, int w)
+{
+    constexpr Precision p = static_cast<Precision>(kPrecision);
+    if constexpr (p == Precision::fp16 || p == Precision::bf16) {
+        return static_cast<const std::uint32_t*>(words)[w];
+    } else {
+        const __nv_fp8x2_storage_t c = static_cast<const std::uint16_t*>(words)[w];
+        const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(
+            c, p == Precision::fp8_e4m3 ? __NV_E4M3 : __NV_E5M2);
+        return static_cast<std::uint32_t>(h.x) | (static_cast<std::uint32_t>(h.y) << 16);
+    }
+}
+//! (hr, hi) -> (-hi, hr): the halves swapped, the new low half negated.
+__device__ __forceinline__ std::uint32_t times_minus_i_conj(std::uint32_t w)
+{
+    return __byte_perm(w, 0u, 0x1032) ^ 0x8000u;
+}
+
 struct TileShape {
     int symbols;    //!< S: a power of two, at most kMaxTileSymbols
     int kgroups;    //!< KS: 1, 2 or 4
@@ -848,7 +902,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         // summed in double. Otherwise on the CUDA cores: G_{2 pair + k, grp + G t} for
         // the kGramT values of t that reach G's columns.
 #if MIMODET_TILE_DMMA
-    constexpr bool kTensorGram = kFused && UP >= 8;
+    constexpr bool kTensorGram = kFused && UP >= 8 && !(kNarrow && UP >= 16 && S >= 32);
 #else
     constexpr bool kTensorGram = false;
 #endif
@@ -883,7 +937,156 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         gram_row[i] = bi * 8;
         gram_col[i] = bj * 8;
     }
-    constexpr int kGramT = kFused && !kTensorGram ? (UP + G - 1) / G : 0;
+    // narrow input on the tensor cores (MIMODET_TILE_MMA16): stages codes, forms H^H Y and
+    // G by mma.m16n8k16; 2 tiles of 16 users x 8 symbols per warp, <= 2 of G
+    constexpr bool kTC = kNarrow && UP >= 16 && S >= 32 && MIMODET_TILE_MMA16;
+    constexpr int kGramT = kFused && !kTensorGram && !kTC ? (UP + G - 1) / G : 0;
+    constexpr int kTcMT = UP >= 16 ? UP / 16 : 1, kTcNW = base >= 32 ? base / 32 : 1;
+    constexpr int kTcPerWarp = kTC ? kTcMT * (S / 8) / kTcNW : 1;
+    constexpr int kTcGT = kTC && kFused ? kTcMT * (UP / 8) : 0;
+    constexpr int kTcGPerWarp = kTcGT > 0 ? (kTcGT + kTcNW - 1) / kTcNW : 1;
+    static_assert(!kTC || kTcMT * (S / 8) % kTcNW == 0, "tensor-core tiles per warp");
+    constexpr int kTcHW = UP + 8; // H words per staged row (conflict-free A loads)
+    static_assert(!kTC || kTcMT == 1 || kTcNW % kTcMT == 0,
+                  "a warp's tiles (and Gram tiles) share their users: one A per step");
+    // Antennas per round: twice the float chunk where its codes (4-byte words) fit the
+    // float buffer, so half the rounds and barriers.
+    constexpr int kTcFloatItems = C * tile_h_stride(UP) + S * tile_y_stride(UP, C);
+    constexpr int kTcC =
+        (2 * C * kTcHW + S * (2 * C + 4)) * 4 <= kTcFloatItems * 8 ? 2 * C : C;
+    const int tc_chunks = (B + kTcC - 1) / kTcC;
+    const int tc_rounds = (tc_chunks + kgroups - 1) / kgroups;
+    // (re d0..d3, im d0..d3) per tile
+    float tz[kTcPerWarp][8], tg[kTcGPerWarp][8];
+#pragma unroll
+    for (int i = 0; i < kTcPerWarp; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            tz[i][j] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kTcGPerWarp; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+            tg[i][j] = 0.0f;
+    const int tc_wb = kTC ? 2 * p.code_bytes : 4; // bytes per staged complex code
+    const int tc_yw = tc_wb == 4 ? kTcC + 4 : kTcC + 8; // y words per staged row (16-B rows)
+    const bool tc_h_vec = kTC && U % (16 / tc_wb) == 0 && aligned_to(p.h_codes, 16);
+    const bool tc_y_vec = kTC && B % (16 / tc_wb) == 0 && aligned_to(p.y_codes, 16);
+    // Queues the copies of round r's codes: H [C][kTcHW], y [S][tc_yw] words (zeros past
+    // B, U and the call's symbols); 16 bytes at a time where the sizes allow it.
+    auto tc_stage = [&](int r) {
+        if constexpr (kTC) {
+            constexpr int C = kTcC; // (this lambda's chunk)
+            const int chunk = r * kgroups + kg, b0 = chunk * C;
+            const int rows = chunk < tc_chunks ? min(C, B - b0) : 0;
+            char* hsm = reinterpret_cast<char*>(kg_smem + (r % buffers) * buffer_items);
+            char* ysm = hsm + C * kTcHW * tc_wb;
+            const char* hsrc = static_cast<const char*>(p.h_codes) +
+                               (static_cast<std::size_t>(sc) * B + b0) * U * tc_wb;
+            const int vw = 16 / tc_wb; // words per 16 bytes
+            if (tc_h_vec) {
+                const int per_row = UP / vw;
+                for (int idx = local; idx < C * per_row; idx += base) {
+                    const int row = idx / per_row, col = (idx % per_row) * vw;
+                    const bool valid = row < rows && col < U;
+                    copy_async16<kL2Prefetch>(
+                        reinterpret_cast<float2*>(hsm + (row * kTcHW + col) * tc_wb),
+                        reinterpret_cast<const float2*>(valid ? hsrc + (row * U + col) * tc_wb
+                                                              : hsrc),
+                        valid);
+                }
+            } else {
+                for (int idx = local; idx < C * UP; idx += base) {
+                    const int row = idx / UP, col = idx % UP;
+                    const bool valid = row < rows && col < U;
+                    const int w = row * kTcHW + col;
+                    if (tc_wb == 4)
+                        reinterpret_cast<std::uint32_t*>(hsm)[w] =
+                            valid ? reinterpret_cast<const std::uint32_t*>(hsrc)[row * U + col] : 0u;
+                    else
+                        reinterpret_cast<std::uint16_t*>(hsm)[w] =
+                            valid ? reinterpret_cast<const std::uint16_t*>(hsrc)[row * U + col]
+                                  : std::uint16_t{ 0 };
+                }
+            }
+            if (tc_y_vec) {
+                const int per_row = C / vw;
+                for (int idx = local; idx < S * per_row; idx += base) {
+                    const int sy = idx / per_row, col = (idx % per_row) * vw;
+                    const bool valid = sy < count && col < rows;
+                    const char* src = static_cast<const char*>(p.y_codes) +
+                                      (((s0 + sy) * nsc + sc) * B + b0 + col) * tc_wb;
+                    copy_async16<kL2Prefetch>(
+                        reinterpret_cast<float2*>(ysm + (sy * tc_yw + col) * tc_wb),
+                        reinterpret_cast<const float2*>(valid ? src : hsrc),
+                        valid);
+                }
+            } else {
+                for (int idx = local; idx < S * C; idx += base) {
+                    const int sy = idx / C, col = idx % C;
+                    const bool valid = sy < count && col < rows;
+                    const std::size_t g = ((s0 + sy) * nsc + sc) * B + b0 + col;
+                    const int w = sy * tc_yw + col;
+                    if (tc_wb == 4)
+                        reinterpret_cast<std::uint32_t*>(ysm)[w] =
+                            valid ? static_cast<const std::uint32_t*>(p.y_codes)[g] : 0u;
+                    else
+                        reinterpret_cast<std::uint16_t*>(ysm)[w] =
+                            valid ? static_cast<const std::uint16_t*>(p.y_codes)[g]
+                                  : std::uint16_t{ 0 };
+                }
+            }
+            copy_async_commit();
+        }
+    };
+    // Round r's products on the tensor cores: warp w of the k-group takes the tiles (m
+    // users, n symbols) w, w + NW, ... of H^H Y and those of G.
+    auto tc_compute = [&](int r) {
+        if constexpr (kTC) {
+            const int chunk = r * kgroups + kg;
+            const int rows = chunk < tc_chunks ? min(kTcC, B - chunk * kTcC) : 0;
+            const char* hsm = reinterpret_cast<const char*>(kg_smem + (r % buffers) * buffer_items);
+            const char* ysm = hsm + kTcC * kTcHW * tc_wb;
+            const int u = (warp_in_kg % kTcMT) * 16 + g8; // every tile's users (above)
+            with_code_format(p.code_precision, [&](auto format) {
+                constexpr int F = decltype(format)::value;
+                constexpr bool kBf16 = F == static_cast<int>(Precision::bf16);
+                for (int k0 = 0; k0 < rows; k0 += 8) {
+                    const int ra = (k0 + t4) * kTcHW, rb = (k0 + t4 + 4) * kTcHW;
+                    const std::uint32_t a0 = code_word<F>(hsm, ra + u),
+                                        a1 = code_word<F>(hsm, ra + u + 8),
+                                        a2 = code_word<F>(hsm, rb + u),
+                                        a3 = code_word<F>(hsm, rb + u + 8);
+                    const std::uint32_t i0 = times_minus_i_conj(a0), i1 = times_minus_i_conj(a1),
+                                        i2 = times_minus_i_conj(a2), i3 = times_minus_i_conj(a3);
+#pragma unroll
+                    for (int i = 0; i < kTcPerWarp; ++i) {
+                        const int n = (warp_in_kg + kTcNW * i) / kTcMT;
+                        const int yrow = (n * 8 + g8) * tc_yw + k0 + t4;
+                        const std::uint32_t b0 = code_word<F>(ysm, yrow),
+                                            b1 = code_word<F>(ysm, yrow + 4);
+                        float(&re)[4] = *reinterpret_cast<float(*)[4]>(&tz[i][0]);
+                        float(&im)[4] = *reinterpret_cast<float(*)[4]>(&tz[i][4]);
+                        mma_16816<kBf16>(re, a0, a1, a2, a3, b0, b1);
+                        mma_16816<kBf16>(im, i0, i1, i2, i3, b0, b1);
+                    }
+#pragma unroll
+                    for (int i = 0; i < kTcGPerWarp; ++i) {
+                        const int tile = warp_in_kg + kTcNW * i;
+                        if (kTcGT == 0 || tile >= kTcGT)
+                            continue;
+                        const int v = (tile / kTcMT) * 8 + g8;
+                        const std::uint32_t b0 = code_word<F>(hsm, ra + v),
+                                            b1 = code_word<F>(hsm, rb + v);
+                        float(&re)[4] = *reinterpret_cast<float(*)[4]>(&tg[i][0]);
+                        float(&im)[4] = *reinterpret_cast<float(*)[4]>(&tg[i][4]);
+                        mma_16816<kBf16>(re, a0, a1, a2, a3, b0, b1);
+                        mma_16816<kBf16>(im, i0, i1, i2, i3, b0, b1);
+                    }
+                }
+            });
+        }
+    };
     float2 gacc[kGramT > 0 ? kGramT : 1][2];
 #pragma unroll
     for (int t = 0; t < kGramT; ++t)
@@ -891,28 +1094,38 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     // Two buffers: round r + 1 is in flight while round r is used. One buffer: it is
     // refilled only once round r is done with it.
     const bool prefetch = buffers == 2;
-    if constexpr (kNarrow) {
+    if constexpr (kTC) {
+        tc_stage(0);
+    } else if constexpr (kNarrow) {
         narrow_fetch(0);
         narrow_store(0);
     } else {
         stage(0);
     }
-    for (int r = 0; r < rounds; ++r) {
-        if constexpr (kNarrow) {
+    const int loop_rounds = kTC ? tc_rounds : rounds;
+    for (int r = 0; r < loop_rounds; ++r) {
+        if constexpr (kNarrow && !kTC) {
             if (prefetch && r + 1 < rounds)
                 narrow_fetch(r + 1); // decoded into the other buffer after this round
         } else if (prefetch) {
-            if (r + 1 < rounds)
-                stage(r + 1);
-            else
+            if (r + 1 < loop_rounds) {
+                if constexpr (kTC)
+                    tc_stage(r + 1);
+                else
+                    stage(r + 1);
+            } else {
                 copy_async_commit(); // an empty group keeps the wait below uniform
-            copy_async_wait<1>();    // round r's copies have landed (this thread's)
+            }
+            copy_async_wait<1>(); // round r's copies have landed (this thread's)
         } else {
             copy_async_wait<0>();
         }
         __syncthreads(); // ... and everyone's
         const int chunk = r * kgroups + kg;
         const int rows = chunk < chunks ? min(C, B - chunk * C) : 0;
+        if constexpr (kTC)
+            tc_compute(r);
+        else {
         const float2* ms = kg_smem + (r % buffers) * buffer_items;
         const float2* ys = ms + C * HS;
         // Steps of 4 antennas (past `rows` the chunk holds zeros): the step's FP64
@@ -952,13 +1165,16 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                 }
             }
         }
-        if constexpr (kNarrow) { // the other buffer: its last reads were round r - 1's
+        } // (not kTC)
+        if constexpr (kNarrow && !kTC) { // the other buffer: its last reads were round r - 1's
             if (prefetch && r + 1 < rounds)
                 narrow_store(r + 1);
         }
         __syncthreads(); // every read of this buffer is done before it is refilled
-        if (!prefetch && r + 1 < rounds) {
-            if constexpr (kNarrow) {
+        if (!prefetch && r + 1 < loop_rounds) {
+            if constexpr (kTC) {
+                tc_stage(r + 1);
+            } else if constexpr (kNarrow) {
                 narrow_fetch(r + 1);
                 narrow_store(r + 1);
             } else {
@@ -974,7 +1190,37 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
     float2* const zs = smem; // [S][UP + 1]
     // fused chol/zf: the inversion's scratch, after A
     float2* const invert_work = smem + S * (UP + 1) + UP * (UP + 1);
-    {
+    if constexpr (kTC) {
+        // the fragments, scaled: H^H Y by h_scale y_scale(s), G by h_scale^2 (powers of
+        // two: exact)
+        float2* const z_part = kg == 0 ? zs : kg_smem;
+        float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
+#pragma unroll
+        for (int i = 0; i < kTcPerWarp; ++i) {
+            const int tile = warp_in_kg + kTcNW * i;
+            const int m = tile % kTcMT, n = tile / kTcMT;
+#pragma unroll
+            for (int c = 0; c < 4; ++c) { // d_c: user g (+8 from c = 2), symbol 2 t (+1)
+                const int u = m * 16 + g8 + (c >= 2 ? 8 : 0), sy = n * 8 + 2 * t4 + (c & 1);
+                const float scale =
+                    sy < count ? p.h_scale * __ldg(p.y_scales + s0 + sy) : 0.0f;
+                z_part[sy * (UP + 1) + u] = make_float2(tz[i][c] * scale, tz[i][4 + c] * scale);
+            }
+        }
+        const float g_scale = p.h_scale * p.h_scale;
+#pragma unroll
+        for (int i = 0; i < kTcGPerWarp; ++i) {
+            const int tile = warp_in_kg + kTcNW * i;
+            if (kTcGT == 0 || tile >= kTcGT)
+                continue;
+            const int m = tile % kTcMT, n8 = tile / kTcMT;
+#pragma unroll
+            for (int c = 0; c < 4; ++c) {
+                const int u = m * 16 + g8 + (c >= 2 ? 8 : 0), v = n8 * 8 + 2 * t4 + (c & 1);
+                g_part[u * (UP + 1) + v] = make_float2(tg[i][c] * g_scale, tg[i][4 + c] * g_scale);
+            }
+        }
+    } else {
         float2* const z_part = kg == 0 ? zs : kg_smem;
         float2* const g_part = kg == 0 ? a_s : kg_smem + S * (UP + 1);
 #pragma unroll
