@@ -37,7 +37,8 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
                                       float llr_clip,
                                       int num_threads,
                                       const std::vector<int>& devices,
-                                      int streams)
+                                      int streams,
+                                      const std::string& precision)
 {
     auto not_negative = [](int v, const char* what) {
         if (v < 0)
@@ -60,6 +61,7 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
     c.mode = mode_of_output(output);
     c.list_paths = not_negative(list_paths, "list_paths");
     c.full_levels = not_negative(full_levels, "full_levels");
+    c.precision = parse_block_precision("fsd_detector", precision);
     try {
         c.validate();
     } catch (const std::invalid_argument& e) {
@@ -89,6 +91,13 @@ void fsd_detector_impl::set_output(const std::string& output)
     auto config = d_config;
     config.mode = mode;
     rebuild_detector(config);
+}
+
+std::string fsd_detector_impl::precision() const { return precision_name(); }
+
+void fsd_detector_impl::set_precision(const std::string& precision)
+{
+    change_precision("fsd_detector", precision);
 }
 
 int fsd_detector_impl::list_paths() const

@@ -23,6 +23,8 @@ public:
     int list_paths() const override;
     void set_list_paths(int list_paths) override;
     int full_levels() const override;
+    std::string precision() const override;
+    void set_precision(const std::string& precision) override;
 };
 
 } // namespace mimodet

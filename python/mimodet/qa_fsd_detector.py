@@ -127,6 +127,38 @@ class qa_fsd_detector(gr_unittest.TestCase):
         self.assertEqual(det.output(), "hard")
         self.assertEqual(det.list_paths(), 3)
 
+    def test_006_bf16_storage_gives_exact_maxlog_on_the_rounded_values(self):
+        # precision="bf16" (scale 1: bfloat16 has float32's range): full expansion gives
+        # exact max-log on H and y rounded to bfloat16 (nearest, ties to even), here in
+        # numpy from float32's bits; set_precision keeps the channel; unknown formats are
+        # refused with the block's name.
+        def bf16(v):
+            def one(x):
+                bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+                bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+                return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+            return one(v.real) + 1j * one(v.imag)
+        n_sc, b, u, n_sym = 4, 4, 2, 3
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", n_sym, 14.0)
+        det = mimodet.fsd_detector(b, u, n_sc, "16qam", "soft", 0, u, BACKEND, precision="bf16")
+        self.assertEqual(det.precision(), "bf16")
+        self.assertEqual(det.implementation(), implementation("sfsd") + "-bf16")
+        got = self.run_detector(y, channel_tags(h, n0), det)
+        hq, yq = bf16(h), bf16(y)
+        want = np.concatenate([exhaustive_maxlog("16qam", hq[k], yq[s, k], n0).ravel()
+                               for s in range(n_sym) for k in range(n_sc)])
+        np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+        exact = np.concatenate([exhaustive_maxlog("16qam", h[k], y[s, k], n0).ravel()
+                                for s in range(n_sym) for k in range(n_sc)])
+        self.assertGreater(np.abs(want - exact).max(), 1e-2)  # it rounds
+        det.set_precision("fp32")
+        self.assertEqual(det.precision(), "fp32")
+        with self.assertRaisesRegex(ValueError, "fsd_detector: .*precision"):
+            det.set_precision("fp4")
+        with self.assertRaisesRegex(ValueError, "fsd_detector: .*precision"):
+            mimodet.fsd_detector(b, u, n_sc, precision="int8")
+        self.assertEqual(det.precision(), "fp32")
+
     def test_005_bad_parameters_are_refused_at_make(self):
         for args, text in (((16, 9, 4), "at most 8 users"),
                            ((3, 4, 4), "num_antennas"),

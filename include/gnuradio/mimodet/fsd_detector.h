@@ -47,6 +47,8 @@ public:
      * \param num_threads CPU threads, 0 = all cores
      * \param devices CUDA device ordinals (see mmse_detector)
      * \param streams CUDA streams per GPU (>= 1)
+     * \param precision storage format of H and y: "fp32", "fp16", "bf16", "fp8_e4m3"
+     *        or "fp8_e5m2" (see mmse_detector; docs/precision.md)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -60,8 +62,13 @@ public:
                      float llr_clip = 0.0f,
                      int num_threads = 0,
                      const std::vector<int>& devices = std::vector<int>{ 0 },
-                     int streams = 3);
+                     int streams = 3,
+                     const std::string& precision = "fp32");
 
+    //! The storage precision in force; set_precision rebuilds the detector between
+    //! work() calls (the channel in force is kept).
+    virtual std::string precision() const = 0;
+    virtual void set_precision(const std::string& precision) = 0;
     //! "soft" or "hard".
     virtual std::string output() const = 0;
     //! Switches between soft and hard output between work() calls; the channel is kept.

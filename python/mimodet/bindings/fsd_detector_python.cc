@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(fsd_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(ccbb5f337eff66bbdda424c4d9063eb2) */
+/* BINDTOOL_HEADER_FILE_HASH(b58ae827f2e60f7201a4df9b70bd4834) */
 
 #include <gnuradio/mimodet/fsd_detector.h>
 #include <pybind11/pybind11.h>
@@ -42,7 +42,10 @@ void bind_fsd_detector(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("num_threads") = 0,
              py::arg("devices") = std::vector<int>{ 0 },
-             py::arg("streams") = 3)
+             py::arg("streams") = 3,
+             py::arg("precision") = "fp32")
+        .def("precision", &fsd_detector::precision)
+        .def("set_precision", &fsd_detector::set_precision, py::arg("precision"))
         .def("output", &fsd_detector::output)
         .def("set_output", &fsd_detector::set_output, py::arg("output"))
         .def("list_paths", &fsd_detector::list_paths)
