@@ -193,6 +193,13 @@ public:
      * bit for bit. The GPU backend moves the codes over the host link and reads them
      * in its kernels; the default decodes them to float32 and calls set_channel(). */
     virtual void set_channel_encoded(const void* h_codes, float h_scale, float n0);
+    /*! detect() with int8 LLRs, a quarter of float32's bytes, for decoders that take
+     * them: precision::llrs_to_int8 (mimodet/precision.h) of detect()'s LLRs, round(LLR
+     * scale) saturated to +-127, so one step is 1 / scale of an LLR (scale > 0 and
+     * finite). The GPU backend rounds on the device and downloads the int8 values; the
+     * default detects, then rounds. */
+    virtual void
+    detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* llr, float scale);
     /*! y as 2 n_symbols N_sc B codes, OFDM symbol s scaled by y_scales[s] (one block
      * per symbol, as the precision's emulation rounds it): detect() on those values,
      * bit for bit. Default: decode, then detect(). */

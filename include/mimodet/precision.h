@@ -7,7 +7,7 @@
 #ifndef INCLUDED_MIMODET_PRECISION_H
 #define INCLUDED_MIMODET_PRECISION_H
 
-/* Narrow input for the detectors (docs/precision.md, "Narrow input"): a block of complex
+/* Narrow input and output for the detectors (docs/precision.md, "Narrow input"): a block of complex
  * values stored as codes of a Precision, real and imaginary part each one code, with one
  * float per block by which the decoded codes are multiplied. This is what
  * Detector::set_channel_encoded and detect_encoded take, and what crosses the host link
@@ -34,6 +34,11 @@ float encode_block(Precision p, const cf32* in, std::size_t n, void* codes);
 //! codes and scale.
 void decode_block(
     Precision p, const void* codes, std::size_t n, float scale, cf32* out);
+
+/*! LLRs as int8 for a narrower download and decoders that take them: out[i] =
+ * round(llr[i] * scale) (ties to even) saturated to [-127, 127]; NaN gives 0. The LLR
+ * of one step is 1 / scale (8: steps of 0.125, |LLR| up to 15.9). */
+void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out);
 
 //! One code of an exactly representable value (round_to's output), and back.
 std::uint32_t encode_value(Precision p, float v);

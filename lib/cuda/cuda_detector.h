@@ -135,6 +135,12 @@ public:
                         std::size_t n_symbols,
                         float* llr,
                         cf32* x_hat = nullptr) override;
+    //! Detector::detect_int8: the LLRs rounded on the device, a byte each downloaded
+    //! (by DMA straight into pinned caller buffers).
+    void detect_int8(const cf32* y,
+                     std::size_t n_symbols,
+                     std::int8_t* llr,
+                     float scale) override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.
@@ -190,12 +196,15 @@ private:
     //! Queues upload, kernels and download of n_symbols items in chunks over the slots'
     //! streams; drain() waits for them and counts them.
     //! y_scales null: y is cf32; otherwise codes of the precision, a scale per symbol.
+    //! llr8 (then llr null): int8 LLRs, rounded on the device with int8_scale.
     void enqueue(const void* y,
                  const float* y_scales,
                  std::size_t n_symbols,
                  float* llr,
                  cf32* x_hat,
-                 bool direct);
+                 bool direct,
+                 std::int8_t* llr8 = nullptr,
+                 float int8_scale = 0.0f);
     //! set_channel (h) or set_channel_encoded (codes, scale).
     void upload_channel(const cf32* h, const void* codes, float scale, float n0);
     void drain();

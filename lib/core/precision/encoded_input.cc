@@ -4,11 +4,15 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// Detector's narrow input by default: decode to float32 (exactly the emulated values),
-// then the float32 calls. The GPU backend overrides it to keep the codes narrow.
+// Detector's narrow input and int8 output by default: decode to float32 (exactly the
+// emulated values), then the float32 calls; detect, then round the LLRs. The GPU backend
+// overrides them to keep the codes and the LLRs narrow on the host link.
 
 #include "precision.h"
 #include <mimodet/detector.h>
+#include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace mimodet {
@@ -36,6 +40,16 @@ void Detector::detect_encoded(const void* y_codes,
                                 y_scales[s],
                                 y.data() + s * item);
     detect(y.data(), n_symbols, llr, x_hat);
+}
+
+void Detector::detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* llr, float scale)
+{
+    if (!(scale > 0.0f) || !std::isfinite(scale))
+        throw std::invalid_argument(name() + ": detect_int8 scale must be > 0 and finite, got " +
+                                    std::to_string(scale));
+    std::vector<float> f(n_symbols * d_config.dims().llr_items());
+    detect(y, n_symbols, f.data());
+    precision::llrs_to_int8(f.data(), f.size(), scale, llr);
 }
 
 } // namespace mimodet

@@ -43,10 +43,7 @@ float block_scale(Precision p, float max_abs);
  * detectors erase them). in and out may be the same. */
 void quantize_block(Precision p, const cf32* in, std::size_t n, cf32* out);
 
-/*! LLRs as int8 for a narrower download and decoders that take them: out[i] =
- * round(llr[i] * scale) (ties to even) saturated to [-127, 127]; NaN gives 0. The LLR
- * of one step is 1 / scale (8: steps of 0.125, |LLR| up to 15.9). */
-void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out);
+// llrs_to_int8: include/mimodet/precision.h
 
 } // namespace precision
 } // namespace mimodet

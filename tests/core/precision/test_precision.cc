@@ -333,6 +333,33 @@ TEST(Precision, EncodedInputDetectsAsTheEmulation)
         }
 }
 
+// Detector::detect_int8 (the CPU's default): the float LLRs rounded; a scale that is not
+// positive and finite is refused before anything is detected.
+TEST(Precision, DetectInt8RoundsTheFloatLlrs)
+{
+    ChannelSimConfig sim;
+    sim.num_antennas = 16;
+    sim.num_users = 4;
+    sim.num_subcarriers = 12;
+    sim.symbols_per_frame = 3;
+    sim.modulation = Modulation::qam16;
+    sim.snr_db = 15.0;
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    auto det = make_detector(detector_config_for(sim, DetectorMode::chol));
+    det->set_channel(f.h.data(), f.n0);
+    const std::size_t n = sim.symbols_per_frame;
+    std::vector<float> llr(n * det->config().dims().llr_items());
+    det->detect(f.y.data(), n, llr.data());
+    std::vector<std::int8_t> want(llr.size()), got(llr.size());
+    precision::llrs_to_int8(llr.data(), llr.size(), 8.0f, want.data());
+    det->detect_int8(f.y.data(), n, got.data(), 8.0f);
+    EXPECT_EQ(got, want);
+    EXPECT_THROW(det->detect_int8(f.y.data(), n, got.data(), -1.0f), std::invalid_argument);
+    EXPECT_THROW(det->detect_int8(f.y.data(), n, got.data(), INFINITY), std::invalid_argument);
+    EXPECT_EQ(det->stats().symbols, 2 * n);
+}
+
 TEST(Precision, Int8LlrsRoundTiesToEvenAndSaturate)
 {
     const std::vector<float> llr{ 0.0f, 0.0624f, 0.0625f, 0.1875f, -0.0625f, -1.3f,

@@ -318,3 +318,46 @@ TEST(CudaQuantize, TensorCorePathAgreesWithTheFloatKernels)
                 EXPECT_EQ(flips, 0u);
             }
 }
+
+// detect_int8 on the GPU: the float LLRs rounded on the device (precision::llrs_to_int8)
+// and downloaded as bytes, equal to the CPU's rounding of the float detect(), bit for bit:
+// several chunks, pageable and pinned buffers, two scales; a bad scale is refused.
+TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
+{
+    SKIP_WITHOUT_GPU();
+    ChannelSimConfig sim;
+    sim.num_antennas = 32;
+    sim.num_users = 8;
+    sim.num_subcarriers = 24;
+    sim.symbols_per_frame = 11;
+    sim.modulation = Modulation::qam16;
+    sim.snr_db = 14.0;
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    const std::size_t n = sim.symbols_per_frame;
+    for (DetectorMode mode : { DetectorMode::chol, DetectorMode::box }) {
+        SCOPED_TRACE(to_string(mode));
+        const DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
+        cuda::EngineOptions options;
+        options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
+        cuda::CudaDetector det(cfg, options);
+        det.set_channel(f.h.data(), f.n0);
+        std::vector<float> llr(n * cfg.dims().llr_items());
+        det.detect(f.y.data(), n, llr.data());
+        for (float scale : { 8.0f, 0.5f }) {
+            std::vector<std::int8_t> want(llr.size()), got(llr.size(), 99);
+            precision::llrs_to_int8(llr.data(), llr.size(), scale, want.data());
+            det.detect_int8(f.y.data(), n, got.data(), scale);
+            EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0) << "scale " << scale;
+            cuda::Buffer<cf32> pinned_y(f.y.size(), true);
+            cuda::Buffer<std::int8_t> pinned_llr(got.size(), true);
+            std::copy(f.y.begin(), f.y.end(), pinned_y.get());
+            det.detect_int8(pinned_y.get(), n, pinned_llr.get(), scale);
+            EXPECT_EQ(std::memcmp(pinned_llr.get(), want.data(), got.size()), 0)
+                << "pinned, scale " << scale;
+        }
+        std::vector<std::int8_t> out(llr.size());
+        EXPECT_THROW(det.detect_int8(f.y.data(), n, out.data(), 0.0f), std::invalid_argument);
+        EXPECT_THROW(det.detect_int8(f.y.data(), n, out.data(), NAN), std::invalid_argument);
+    }
+}
