@@ -189,9 +189,11 @@ public:
 
     /*! Narrow input (docs/precision.md, "Narrow input"; mimodet/precision.h makes it):
      * H as 2 N_sc B U codes of config().precision (re, im, in set_channel's order),
-     * whose values are code * h_scale. The result is set_channel() on those values,
-     * bit for bit. The GPU backend moves the codes over the host link and reads them
-     * in its kernels; the default decodes them to float32 and calls set_channel(). */
+     * whose values are code * h_scale (h_scale > 0 and finite). The result is
+     * set_channel() on those values: bit for bit, except where the GPU forms sums on the
+     * tensor cores (9 to 32 users, 32+ symbols a call), which agree to float rounding
+     * (docs/precision.md). The GPU backend moves the codes over the host link and reads
+     * them in its kernels; the default decodes them to float32 and calls set_channel(). */
     virtual void set_channel_encoded(const void* h_codes, float h_scale, float n0);
     /*! detect() with int8 LLRs, a quarter of float32's bytes, for decoders that take
      * them: precision::llrs_to_int8 (mimodet/precision.h) of detect()'s LLRs, round(LLR
@@ -202,7 +204,7 @@ public:
     detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* llr, float scale);
     /*! y as 2 n_symbols N_sc B codes, OFDM symbol s scaled by y_scales[s] (one block
      * per symbol, as the precision's emulation rounds it): detect() on those values,
-     * bit for bit. Default: decode, then detect(). */
+     * as exact as set_channel_encoded says. Default: decode, then detect(). */
     virtual void detect_encoded(const void* y_codes,
                                 const float* y_scales,
                                 std::size_t n_symbols,

@@ -768,7 +768,8 @@ struct CudaDetector::Impl {
     {
         if (h_decoded)
             return;
-        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
+        // d_h may still be read by the last channel's work on another stream
+        wait_for_channel(stream);
         decode_blocks(channel_codes,
                       precision,
                       dims.channel_items(),
@@ -840,7 +841,9 @@ struct CudaDetector::Impl {
         const bool tiled = a_formed ? equalize_reads_codes(n)
                                     : !matrix_free_next && options.fuse_prepare &&
                                           fused_supported(n);
-        const bool codes = y_codes && channel_codes && tiled && !sphere() && !box() &&
+        // (fp32 codes are float32 values times a scale: decoded, not a kernel format)
+        const bool codes = precision != Precision::fp32 && y_codes && channel_codes &&
+                           tiled && !sphere() && !box() &&
                            mode != KernelMode::zf;
         if (!codes) { // float32 H and y
             ensure_float_channel(stream);
@@ -1039,6 +1042,10 @@ void CudaDetector::set_channel(const cf32* h, float n0)
 
 void CudaDetector::set_channel_encoded(const void* h_codes, float h_scale, float n0)
 {
+    if (!h_codes || !(h_scale > 0.0f) || !std::isfinite(h_scale))
+        throw std::invalid_argument(name() + ": set_channel_encoded needs codes and a scale "
+                                             "> 0 and finite (got " +
+                                    std::to_string(h_scale) + ")");
     upload_channel(nullptr, h_codes, h_scale, n0);
 }
 
@@ -1166,6 +1173,9 @@ void CudaDetector::set_channel_device_encoded(const void* d_codes,
     if (m.precision == Precision::fp32)
         throw std::invalid_argument(
             "set_channel_device_encoded: the detector's precision is fp32 (no codes)");
+    if (!d_codes || !(h_scale > 0.0f) || !std::isfinite(h_scale))
+        throw std::invalid_argument(
+            "set_channel_device_encoded: needs codes and a scale > 0 and finite");
     set_channel_device(nullptr, n0, stream);
     m.channel = m.d_h; // the float H of the paths that need it, decoded when they do
     m.channel_codes = d_codes;
@@ -1186,6 +1196,8 @@ void CudaDetector::detect_device_encoded(const void* d_codes,
     if (m.precision == Precision::fp32)
         throw std::invalid_argument(
             "detect_device_encoded: the detector's precision is fp32 (no codes)");
+    if (n_symbols > 0 && (!d_codes || !d_scales || !d_llr))
+        throw std::invalid_argument("detect_device_encoded: null codes, scales or LLRs");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
     cudaStream_t s = m.stream_or_default(stream);
@@ -1255,6 +1267,8 @@ void CudaDetector::detect_encoded(const void* y_codes,
     Impl& m = *d_impl;
     if (!m.has_channel)
         throw std::logic_error(name() + ": detect_encoded() called before set_channel()");
+    if (n_symbols > 0 && (!y_codes || !y_scales || !llr))
+        throw std::invalid_argument(name() + ": detect_encoded needs codes, scales and LLRs");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
     m.ensure_code_buffers();

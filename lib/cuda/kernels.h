@@ -78,7 +78,9 @@ struct EqualizeArgs {
      * tiled: 3 or more symbols, or fused), chol/cg/cr: y_codes non-null means y and h are
      * these codes of `code_precision` (a Precision other than fp32; code_bytes each), y
      * [n][N_sc][B] scaled per symbol by y_scales[n], h [N_sc][B][U] by h_scale; y and h
-     * are not read. Decoded in the kernel's staging, they are the float values exactly. */
+     * are not read. Decoded in the register staging they are the float values exactly;
+     * on the tensor-core path (UP >= 16, S >= 32, sm_80+) the sums of their products run
+     * in the tensor cores' order (float rounding, not bit for bit). */
     const void* y_codes;
     const float* y_scales;
     const void* h_codes;

@@ -1018,7 +1018,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                       (((s0 + sy) * nsc + sc) * B + b0 + col) * tc_wb;
                     copy_async16<kL2Prefetch>(
                         reinterpret_cast<float2*>(ysm + (sy * tc_yw + col) * tc_wb),
-                        reinterpret_cast<const float2*>(valid ? src : hsrc),
+                        reinterpret_cast<const float2*>(valid ? src : p.y_codes), // aligned
                         valid);
                 }
             } else {

@@ -361,3 +361,37 @@ TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
         EXPECT_THROW(det.detect_int8(f.y.data(), n, out.data(), NAN), std::invalid_argument);
     }
 }
+
+// fp32 codes (binary32 values times a scale) through the host's encoded calls: decoded on
+// the device, never sent to the narrow kernels, which take 16- and 8-bit codes only.
+TEST(CudaQuantize, Fp32CodesAreDecodedFirst)
+{
+    SKIP_WITHOUT_GPU();
+    ChannelSimConfig sim;
+    sim.num_antennas = 64;
+    sim.num_users = 16;
+    sim.num_subcarriers = 32;
+    sim.symbols_per_frame = 40;
+    sim.modulation = Modulation::qam16;
+    sim.snr_db = 14.0;
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    const std::size_t n = sim.symbols_per_frame;
+    const DetectorConfig cfg = detector_config_for(sim, DetectorMode::chol, 3, Backend::cuda);
+    const Dims d = cfg.dims();
+    cuda::CudaDetector det(cfg);
+    std::vector<float> want(n * d.llr_items()), got(want.size());
+    det.set_channel(f.h.data(), f.n0);
+    det.detect(f.y.data(), n, want.data());
+    std::vector<unsigned char> hc(8 * d.channel_items()), yc(8 * n * d.rx_items());
+    std::vector<float> ys(n);
+    const float hs = precision::encode_block(Precision::fp32, f.h.data(), d.channel_items(), hc.data());
+    for (std::size_t s = 0; s < n; ++s)
+        ys[s] = precision::encode_block(
+            Precision::fp32, f.y.data() + s * d.rx_items(), d.rx_items(), yc.data() + 8 * s * d.rx_items());
+    det.set_channel_encoded(hc.data(), hs, f.n0);
+    det.detect_encoded(yc.data(), ys.data(), n, got.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
+    EXPECT_THROW(det.detect_encoded(yc.data(), nullptr, n, got.data()), std::invalid_argument);
+    EXPECT_THROW(det.set_channel_encoded(hc.data(), 0.0f, f.n0), std::invalid_argument);
+}
