@@ -26,6 +26,36 @@
 
 using namespace mimodet;
 
+namespace {
+
+//! A frame's channel and symbols rounded as the emulation rounds them (hq, yq) and as
+//! codes with their decode scales (hc, hs; yc, ys): a block per channel, one per symbol.
+struct NarrowFrame {
+    std::vector<cf32> hq, yq;
+    std::vector<unsigned char> hc, yc;
+    float hs = 1.0f;
+    std::vector<float> ys;
+};
+NarrowFrame narrow_frame(Precision p, const Frame& f, const Dims& d, std::size_t n)
+{
+    NarrowFrame e;
+    const std::size_t cb = precision::code_bytes(p), item = d.rx_items();
+    e.hq.resize(d.channel_items());
+    e.yq.resize(n * item);
+    e.hc.resize(2 * d.channel_items() * cb);
+    e.yc.resize(2 * n * item * cb);
+    e.ys.resize(n);
+    precision::quantize_block(p, f.h.data(), d.channel_items(), e.hq.data());
+    e.hs = precision::encode_block(p, f.h.data(), d.channel_items(), e.hc.data());
+    for (std::size_t s = 0; s < n; ++s) {
+        precision::quantize_block(p, f.y.data() + s * item, item, e.yq.data() + s * item);
+        e.ys[s] = precision::encode_block(p, f.y.data() + s * item, item, e.yc.data() + 2 * s * item * cb);
+    }
+    return e;
+}
+
+} // namespace
+
 TEST(CudaQuantize, EqualsTheCpuBitForBit)
 {
     SKIP_WITHOUT_GPU();
@@ -125,10 +155,8 @@ TEST(CudaQuantize, FloatAndEncodedInputGiveTheEmulationsLlrs)
             cuda::EngineOptions options;
             options.chunk_bytes = 4 * d.rx_items() * sizeof(cf32); // 3 chunks
             // the reference: float32 on the emulation's values
-            std::vector<cf32> hq(f.h.size()), yq(f.y.size());
-            precision::quantize_block(p, f.h.data(), hq.size(), hq.data());
-            for (std::size_t s = 0; s < n; ++s)
-                precision::quantize_block(p, f.y.data() + s * d.rx_items(), d.rx_items(), yq.data() + s * d.rx_items());
+            const NarrowFrame e = narrow_frame(p, f, d, n);
+            const auto &hq = e.hq, &yq = e.yq;
             std::vector<float> want(n * d.llr_items());
             {
                 cuda::CudaDetector ref(cfg, options);
@@ -144,13 +172,9 @@ TEST(CudaQuantize, FloatAndEncodedInputGiveTheEmulationsLlrs)
             EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
                 << "float input";
             // codes, pageable and pinned
-            const std::size_t cb = precision::code_bytes(p);
-            std::vector<unsigned char> hc(2 * d.channel_items() * cb), yc(2 * n * d.rx_items() * cb);
-            std::vector<float> ys(n);
-            const float hs = precision::encode_block(p, f.h.data(), d.channel_items(), hc.data());
-            for (std::size_t s = 0; s < n; ++s)
-                ys[s] = precision::encode_block(p, f.y.data() + s * d.rx_items(), d.rx_items(),
-                                                yc.data() + 2 * s * d.rx_items() * cb);
+            const auto &hc = e.hc, &yc = e.yc;
+            const auto& ys = e.ys;
+            const float hs = e.hs;
             std::fill(got.begin(), got.end(), 99.0f);
             det.set_channel_encoded(hc.data(), hs, f.n0);
             det.detect_encoded(yc.data(), ys.data(), n, got.data());
@@ -192,16 +216,11 @@ TEST(CudaQuantize, DeviceCodesGiveTheEmulationsLlrs)
                 DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
                 const Dims d = cfg.dims();
                 const std::size_t n = sim.symbols_per_frame, cb = precision::code_bytes(p);
-                std::vector<cf32> hq(f.h.size()), yq(f.y.size());
-                precision::quantize_block(p, f.h.data(), hq.size(), hq.data());
-                std::vector<unsigned char> hc(2 * d.channel_items() * cb), yc(2 * n * d.rx_items() * cb);
-                std::vector<float> ys(n);
-                const float hs = precision::encode_block(p, f.h.data(), d.channel_items(), hc.data());
-                for (std::size_t s = 0; s < n; ++s) {
-                    precision::quantize_block(p, f.y.data() + s * d.rx_items(), d.rx_items(), yq.data() + s * d.rx_items());
-                    ys[s] = precision::encode_block(p, f.y.data() + s * d.rx_items(), d.rx_items(),
-                                                    yc.data() + 2 * s * d.rx_items() * cb);
-                }
+                const NarrowFrame e = narrow_frame(p, f, d, n);
+                const auto &hq = e.hq, &yq = e.yq;
+                const auto &hc = e.hc, &yc = e.yc;
+                const auto& ys = e.ys;
+                const float hs = e.hs;
                 cuda::Buffer<cf32> d_hq(hq.size(), false), d_yq(yq.size(), false);
                 cuda::Buffer<unsigned char> d_hc(hc.size(), false), d_yc(yc.size(), false);
                 cuda::Buffer<float> d_ys(n, false), d_want(n * d.llr_items(), false), d_got(n * d.llr_items(), false);
@@ -237,8 +256,9 @@ TEST(CudaQuantize, DeviceCodesGiveTheEmulationsLlrs)
                     differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
                     far += !(std::abs(got[i] - want[i]) <= 2e-3f * std::max(1.0f, std::abs(want[i])));
                 }
-                if (u < 16 || mode == DetectorMode::zf || mode == DetectorMode::box)
+                if (u < 16 || mode == DetectorMode::zf || mode == DetectorMode::box) {
                     EXPECT_EQ(differ, 0u);
+                }
                 EXPECT_EQ(far, 0u);
                 EXPECT_EQ(det.stats().bad_sample_vectors, 0u);
             }
@@ -266,17 +286,12 @@ TEST(CudaQuantize, TensorCorePathAgreesWithTheFloatKernels)
                 ChannelSimulator(sim).next_frame(f);
                 DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
                 const Dims d = cfg.dims();
-                const std::size_t n = sim.symbols_per_frame, cb = precision::code_bytes(p);
-                std::vector<cf32> hq(f.h.size()), yq(f.y.size());
-                precision::quantize_block(p, f.h.data(), hq.size(), hq.data());
-                std::vector<unsigned char> hc(2 * d.channel_items() * cb), yc(2 * n * d.rx_items() * cb);
-                std::vector<float> ys(n);
-                const float hs = precision::encode_block(p, f.h.data(), d.channel_items(), hc.data());
-                for (std::size_t s = 0; s < n; ++s) {
-                    precision::quantize_block(p, f.y.data() + s * d.rx_items(), d.rx_items(), yq.data() + s * d.rx_items());
-                    ys[s] = precision::encode_block(p, f.y.data() + s * d.rx_items(), d.rx_items(),
-                                                    yc.data() + 2 * s * d.rx_items() * cb);
-                }
+                const std::size_t n = sim.symbols_per_frame;
+                const NarrowFrame e = narrow_frame(p, f, d, n);
+                const auto &hq = e.hq, &yq = e.yq;
+                const auto &hc = e.hc, &yc = e.yc;
+                const auto& ys = e.ys;
+                const float hs = e.hs;
                 cuda::Buffer<cf32> d_hq(hq.size(), false), d_yq(yq.size(), false);
                 cuda::Buffer<unsigned char> d_hc(hc.size(), false), d_yc(yc.size(), false);
                 cuda::Buffer<float> d_ys(n, false), d_llr(2 * n * d.llr_items(), false);
@@ -383,12 +398,10 @@ TEST(CudaQuantize, Fp32CodesAreDecodedFirst)
     std::vector<float> want(n * d.llr_items()), got(want.size());
     det.set_channel(f.h.data(), f.n0);
     det.detect(f.y.data(), n, want.data());
-    std::vector<unsigned char> hc(8 * d.channel_items()), yc(8 * n * d.rx_items());
-    std::vector<float> ys(n);
-    const float hs = precision::encode_block(Precision::fp32, f.h.data(), d.channel_items(), hc.data());
-    for (std::size_t s = 0; s < n; ++s)
-        ys[s] = precision::encode_block(
-            Precision::fp32, f.y.data() + s * d.rx_items(), d.rx_items(), yc.data() + 8 * s * d.rx_items());
+    const NarrowFrame e = narrow_frame(Precision::fp32, f, d, n);
+    const auto &hc = e.hc, &yc = e.yc;
+    const auto& ys = e.ys;
+    const float hs = e.hs;
     det.set_channel_encoded(hc.data(), hs, f.n0);
     det.detect_encoded(yc.data(), ys.data(), n, got.data());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0);
