@@ -83,6 +83,19 @@ double nearest(const std::vector<double>& values, double a)
     return ((lo - values.begin()) % 2 == 0) ? *lo : *hi;
 }
 
+//! 16x4 16-QAM at 15 dB, 12 subcarriers x 3 symbols: the detector-level tests' frame.
+ChannelSimConfig small_sim()
+{
+    ChannelSimConfig s;
+    s.num_antennas = 16;
+    s.num_users = 4;
+    s.num_subcarriers = 12;
+    s.symbols_per_frame = 3;
+    s.modulation = Modulation::qam16;
+    s.snr_db = 15.0;
+    return s;
+}
+
 const Precision kNarrow[] = { Precision::fp16, Precision::bf16, Precision::fp8_e4m3,
                               Precision::fp8_e5m2 };
 
@@ -187,13 +200,7 @@ TEST(Precision, BlockScaleFillsTheRangeAndKeepsHugeAndTinyInputsFinite)
 // power of two, the rounded values scale with it, and so does everything after them.
 TEST(Precision, DetectionDoesNotDependOnTheInputLevel)
 {
-    ChannelSimConfig sim;
-    sim.num_antennas = 16;
-    sim.num_users = 4;
-    sim.num_subcarriers = 12;
-    sim.symbols_per_frame = 3;
-    sim.modulation = Modulation::qam16;
-    sim.snr_db = 15.0;
+    const ChannelSimConfig sim = small_sim();
     Frame f;
     ChannelSimulator(sim).next_frame(f);
     for (Precision p : kNarrow)
@@ -297,13 +304,7 @@ TEST(Precision, EncodedBlocksDecodeToTheEmulatedValues)
 // decoded values, bit for bit (the CPU's default path and the emulating wrapper).
 TEST(Precision, EncodedInputDetectsAsTheEmulation)
 {
-    ChannelSimConfig sim;
-    sim.num_antennas = 16;
-    sim.num_users = 4;
-    sim.num_subcarriers = 12;
-    sim.symbols_per_frame = 3;
-    sim.modulation = Modulation::qam16;
-    sim.snr_db = 15.0;
+    const ChannelSimConfig sim = small_sim();
     Frame f;
     ChannelSimulator(sim).next_frame(f);
     for (Precision p : kNarrow)
@@ -337,13 +338,7 @@ TEST(Precision, EncodedInputDetectsAsTheEmulation)
 // positive and finite is refused before anything is detected.
 TEST(Precision, DetectInt8RoundsTheFloatLlrs)
 {
-    ChannelSimConfig sim;
-    sim.num_antennas = 16;
-    sim.num_users = 4;
-    sim.num_subcarriers = 12;
-    sim.symbols_per_frame = 3;
-    sim.modulation = Modulation::qam16;
-    sim.snr_db = 15.0;
+    const ChannelSimConfig sim = small_sim();
     Frame f;
     ChannelSimulator(sim).next_frame(f);
     auto det = make_detector(detector_config_for(sim, DetectorMode::chol));

@@ -28,6 +28,19 @@ using namespace mimodet;
 
 namespace {
 
+//! 32x8 16-QAM at 14 dB, 24 subcarriers x 11 symbols (3 chunks of 4 symbols below).
+ChannelSimConfig chunked_sim()
+{
+    ChannelSimConfig s;
+    s.num_antennas = 32;
+    s.num_users = 8;
+    s.num_subcarriers = 24;
+    s.symbols_per_frame = 11;
+    s.modulation = Modulation::qam16;
+    s.snr_db = 14.0;
+    return s;
+}
+
 //! A frame's channel and symbols rounded as the emulation rounds them (hq, yq) and as
 //! codes with their decode scales (hc, hs; yc, ys): a block per channel, one per symbol.
 struct NarrowFrame {
@@ -135,13 +148,7 @@ TEST(CudaQuantize, DecodesEveryCodeAsTheCpu)
 TEST(CudaQuantize, FloatAndEncodedInputGiveTheEmulationsLlrs)
 {
     SKIP_WITHOUT_GPU();
-    ChannelSimConfig sim;
-    sim.num_antennas = 32;
-    sim.num_users = 8;
-    sim.num_subcarriers = 24;
-    sim.symbols_per_frame = 11;
-    sim.modulation = Modulation::qam16;
-    sim.snr_db = 14.0;
+    const ChannelSimConfig sim = chunked_sim();
     Frame f;
     ChannelSimulator(sim).next_frame(f);
     const std::size_t n = sim.symbols_per_frame;
@@ -340,13 +347,7 @@ TEST(CudaQuantize, TensorCorePathAgreesWithTheFloatKernels)
 TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
 {
     SKIP_WITHOUT_GPU();
-    ChannelSimConfig sim;
-    sim.num_antennas = 32;
-    sim.num_users = 8;
-    sim.num_subcarriers = 24;
-    sim.symbols_per_frame = 11;
-    sim.modulation = Modulation::qam16;
-    sim.snr_db = 14.0;
+    const ChannelSimConfig sim = chunked_sim();
     Frame f;
     ChannelSimulator(sim).next_frame(f);
     const std::size_t n = sim.symbols_per_frame;
