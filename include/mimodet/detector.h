@@ -52,6 +52,19 @@ enum class Precision {
 Precision parse_precision(const std::string& name);
 std::string to_string(Precision p);
 
+/*! How LLRs are written (castaneda PULPO; docs/precision.md, "Narrow LLRs"): the float32
+ * values, or fewer bytes for the host link and for decoders that take them. */
+enum class LlrFormat {
+    float32, //!< 4 bytes each, as computed
+    fp16,    //!< IEEE binary16 codes (uint16): round to nearest even, saturated to +-65504
+    int8     //!< round(LLR * scale) saturated to +-127: one step is 1 / scale of an LLR
+};
+//! "float32" (= "float", "fp32"), "fp16" (= "float16", "half"), "int8" (= "byte").
+LlrFormat parse_llr_format(const std::string& name);
+std::string to_string(LlrFormat f);
+//! Bytes of one LLR: 4, 2 or 1.
+std::size_t llr_bytes(LlrFormat f);
+
 //! roger2012 eq. 7: T >= sqrt(n_T) - 1 fully expanded levels (at least 1).
 std::size_t default_full_levels(std::size_t users);
 //! SFSD N_iter: 2, 4, 6 for QPSK, 16-QAM, 64-QAM (roger2012 after [5]); 1 for BPSK and
@@ -202,6 +215,11 @@ public:
      * default detects, then rounds. */
     virtual void
     detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* llr, float scale);
+    /*! detect() with binary16 LLRs, half of float32's bytes: precision::llrs_to_fp16 of
+     * detect()'s LLRs (round to nearest even, saturated to +-65504, NaN gives 0). The GPU
+     * backend rounds on the device and downloads the 2-byte codes; the default detects,
+     * then rounds. */
+    virtual void detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr);
     /*! y as 2 n_symbols N_sc B codes, OFDM symbol s scaled by y_scales[s] (one block
      * per symbol, as the precision's emulation rounds it): detect() on those values,
      * as exact as set_channel_encoded says. Default: decode, then detect(). */

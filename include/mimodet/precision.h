@@ -40,6 +40,10 @@ void decode_block(
  * of one step is 1 / scale (8: steps of 0.125, |LLR| up to 15.9). */
 void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out);
 
+/*! LLRs as IEEE binary16 codes, half of float32's bytes with 11 significant bits:
+ * round to nearest even, saturated to +-65504 (no infinity), NaN gives +0. */
+void llrs_to_fp16(const float* llr, std::size_t n, std::uint16_t* out);
+
 //! One code of an exactly representable value (round_to's output), and back.
 std::uint32_t encode_value(Precision p, float v);
 float decode_value(Precision p, std::uint32_t code);

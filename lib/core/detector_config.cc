@@ -159,6 +159,36 @@ std::string to_string(Precision p)
     return "?";
 }
 
+LlrFormat parse_llr_format(const std::string& name)
+{
+    if (name == "float32" || name == "float" || name == "fp32")
+        return LlrFormat::float32;
+    if (name == "fp16" || name == "float16" || name == "half")
+        return LlrFormat::fp16;
+    if (name == "int8" || name == "byte")
+        return LlrFormat::int8;
+    throw std::invalid_argument("unknown LLR format '" + name +
+                                "' (expected float32, fp16 or int8)");
+}
+
+std::string to_string(LlrFormat f)
+{
+    switch (f) {
+    case LlrFormat::float32:
+        return "float32";
+    case LlrFormat::fp16:
+        return "fp16";
+    case LlrFormat::int8:
+        return "int8";
+    }
+    return "?";
+}
+
+std::size_t llr_bytes(LlrFormat f)
+{
+    return f == LlrFormat::float32 ? 4 : f == LlrFormat::fp16 ? 2 : 1;
+}
+
 Backend parse_backend(const std::string& name)
 {
     if (name == "auto")

@@ -300,9 +300,10 @@ struct CudaDetector::Impl {
         // encoded input (detect_encoded): the chunk's codes and per-symbol scales
         void* d_y_codes = nullptr;
         float* d_y_scales = nullptr;
-        // int8 LLRs (detect_int8): rounded on the device, staged for pageable callers
-        std::int8_t* d_llr8 = nullptr;
-        std::int8_t* h_llr8 = nullptr;
+        // narrow LLRs (detect_int8, detect_fp16): rounded on the device, staged for
+        // pageable callers; room for 2 bytes each
+        void* d_llr_narrow = nullptr;
+        void* h_llr_narrow = nullptr;
         // the chunk in flight: where its outputs go once it completes
         std::size_t first = 0, count = 0;
         bool busy = false;
@@ -327,7 +328,8 @@ struct CudaDetector::Impl {
     bool enqueued_direct = false;
     std::size_t enqueued_symbols = 0, next_slot = 0;
     float* enqueued_llr = nullptr;
-    std::int8_t* enqueued_llr8 = nullptr; //!< detect_int8's output (then llr is null)
+    void* enqueued_narrow = nullptr; //!< detect_int8/fp16's output (then llr is null)
+    std::size_t enqueued_narrow_bytes = 0; //!< its bytes per LLR
     cf32* enqueued_x_hat = nullptr;
     cudaStream_t count_stream = nullptr;
     bool channel_stream_used = false; //!< by a host set_channel() not waited for yet
@@ -344,7 +346,7 @@ struct CudaDetector::Impl {
     std::size_t code_bytes = 4;
     void* d_h_codes = nullptr; //!< the channel's codes; allocated by the first encoded call
     bool code_buffers = false; //!< d_h_codes and the slots' code buffers exist
-    bool int8_buffers = false; //!< the slots' int8 LLR buffers exist (detect_int8)
+    bool narrow_buffers = false; //!< the slots' narrow LLR buffers exist
     /* An encoded channel in force: its codes (d_h_codes, or the caller's device copy)
      * and scale. The tiled kernels (chol, cg, cr) read the codes of H and y as they are;
      * the other paths read float32, decoded on the device when first needed
@@ -523,10 +525,10 @@ struct CudaDetector::Impl {
             cudaFreeHost(s.h_x_hat);
             cudaFree(s.d_y_codes);
             cudaFree(s.d_y_scales);
-            cudaFree(s.d_llr8);
-            cudaFreeHost(s.h_llr8);
+            cudaFree(s.d_llr_narrow);
+            cudaFreeHost(s.h_llr_narrow);
         }
-        int8_buffers = false;
+        narrow_buffers = false;
         cudaFree(d_h_codes);
         d_h_codes = nullptr;
         cudaFree(d_y_scratch);
@@ -585,16 +587,16 @@ struct CudaDetector::Impl {
         code_buffers = true;
     }
 
-    //! The slots' int8 LLR buffers, made by the first detect_int8.
-    void ensure_int8_buffers()
+    //! The slots' narrow LLR buffers, made by the first detect_int8 or detect_fp16.
+    void ensure_narrow_buffers()
     {
-        if (int8_buffers)
+        if (narrow_buffers)
             return;
         for (auto& s : slots) {
-            s.d_llr8 = device_alloc<std::int8_t>(chunk_symbols * dims.llr_items());
-            s.h_llr8 = pinned_alloc<std::int8_t>(chunk_symbols * dims.llr_items());
+            s.d_llr_narrow = device_alloc<std::uint16_t>(chunk_symbols * dims.llr_items());
+            s.h_llr_narrow = pinned_alloc<std::uint16_t>(chunk_symbols * dims.llr_items());
         }
-        int8_buffers = true;
+        narrow_buffers = true;
     }
 
     cudaStream_t stream_or_default(void* s) const
@@ -955,15 +957,19 @@ struct CudaDetector::Impl {
 
     //! Waits for a slot's chunk and, when staged, copies its outputs to the caller's
     //! rows.
-    void finish_slot(Slot& s, float* llr, cf32* x_hat, std::int8_t* llr8 = nullptr)
+    void finish_slot(Slot& s,
+                     float* llr,
+                     cf32* x_hat,
+                     void* narrow = nullptr,
+                     std::size_t narrow_bytes = 0)
     {
         MIMODET_CUDA_CHECK(cudaEventSynchronize(s.done));
-        if (llr8)
-            copy_rows(llr8 + s.first * llr_stride,
-                      llr_stride,
-                      s.h_llr8,
-                      dims.llr_items(),
-                      dims.llr_items(),
+        if (narrow)
+            copy_rows(static_cast<char*>(narrow) + s.first * llr_stride * narrow_bytes,
+                      llr_stride * narrow_bytes,
+                      s.h_llr_narrow,
+                      dims.llr_items() * narrow_bytes,
+                      dims.llr_items() * narrow_bytes,
                       s.count);
         if (s.h_llr && llr)
             copy_rows(llr + s.first * llr_stride,
@@ -1244,17 +1250,34 @@ void CudaDetector::detect_int8(const cf32* y,
                                std::int8_t* llr,
                                float scale)
 {
-    Impl& m = *d_impl;
-    if (!m.has_channel)
-        throw std::logic_error(name() + ": detect_int8() called before set_channel()");
     if (!(scale > 0.0f) || !std::isfinite(scale))
         throw std::invalid_argument(name() + ": detect_int8 scale must be > 0 and finite, got " +
                                     std::to_string(scale));
+    detect_narrow(y, n_symbols, llr, LlrFormat::int8, scale, "detect_int8");
+}
+
+void CudaDetector::detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr)
+{
+    detect_narrow(y, n_symbols, llr, LlrFormat::fp16, 0.0f, "detect_fp16");
+}
+
+void CudaDetector::detect_narrow(const cf32* y,
+                                 std::size_t n_symbols,
+                                 void* llr,
+                                 LlrFormat format,
+                                 float scale,
+                                 const char* call)
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": " + call + "() called before set_channel()");
+    if (n_symbols > 0 && (!y || !llr))
+        throw std::invalid_argument(name() + ": " + call + " needs y and LLRs");
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
-    m.ensure_int8_buffers();
+    m.ensure_narrow_buffers();
     const bool direct = is_pinned(y) && is_pinned(llr);
-    enqueue(y, nullptr, n_symbols, nullptr, nullptr, direct, llr, scale);
+    enqueue(y, nullptr, n_symbols, nullptr, nullptr, direct, llr, format, scale);
     drain();
 }
 
@@ -1310,7 +1333,8 @@ void CudaDetector::enqueue(const void* y,
                            float* llr,
                            cf32* x_hat,
                            bool direct,
-                           std::int8_t* llr8,
+                           void* narrow,
+                           LlrFormat narrow_format,
                            float int8_scale)
 {
     Impl& m = *d_impl;
@@ -1324,7 +1348,10 @@ void CudaDetector::enqueue(const void* y,
         }
     m.enqueued_symbols = n_symbols;
     m.enqueued_llr = llr;
-    m.enqueued_llr8 = llr8;
+    // (narrow LLRs: 1 or 2 bytes each, rounded on the device before the download)
+    const std::size_t narrow_bytes = narrow ? llr_bytes(narrow_format) : 0;
+    m.enqueued_narrow = narrow;
+    m.enqueued_narrow_bytes = narrow_bytes;
     m.enqueued_x_hat = x_hat;
     m.enqueued_direct = direct;
     std::size_t next_slot = 0;
@@ -1334,16 +1361,14 @@ void CudaDetector::enqueue(const void* y,
         next_slot = (next_slot + 1) % m.slots.size();
         // A direct chunk reuses its slot's device buffers in its stream's order: no wait.
         if (s.busy && !direct)
-            m.finish_slot(s, llr, x_hat, llr8);
+            m.finish_slot(s, llr, x_hat, narrow, narrow_bytes);
         // Row sizes on the device (dense) and row pitches in the caller's buffers.
         // (encoded: codes of 2 code_bytes per complex value, in the caller's row strides)
         const bool encoded = y_scales != nullptr;
         const std::size_t item_bytes = encoded ? 2 * m.code_bytes : sizeof(cf32);
         const std::size_t y_row = d.rx_items() * item_bytes;
-        // (int8 LLRs: a byte each, rounded on the device before the download)
-        const bool int8_out = llr8 != nullptr;
-        const std::size_t llr_bytes = int8_out ? 1 : sizeof(float);
-        const std::size_t llr_row = d.llr_items() * llr_bytes;
+        const std::size_t llr_size = narrow ? narrow_bytes : sizeof(float);
+        const std::size_t llr_row = d.llr_items() * llr_size;
         const std::size_t x_row = d.symbol_items() * sizeof(cf32);
         const char* y_rows = static_cast<const char*>(y) + first * m.y_stride * item_bytes;
         void* y_dst = encoded ? s.d_y_codes : static_cast<void*>(s.d_y);
@@ -1372,17 +1397,25 @@ void CudaDetector::enqueue(const void* y,
                 reinterpret_cast<cf32*>(s.d_y), d.rx_items(), count, m.precision, s.stream);
         }
         // The downloads: straight into the caller's rows, or into the slot's staging.
-        void* llr_dst = direct ? (int8_out ? static_cast<void*>(llr8 + first * m.llr_stride)
-                                           : static_cast<void*>(llr + first * m.llr_stride))
-                        : (int8_out ? static_cast<void*>(s.h_llr8) : static_cast<void*>(s.h_llr));
-        const std::size_t llr_pitch = direct ? m.llr_stride * llr_bytes : llr_row;
+        void* llr_dst =
+            direct ? (narrow ? static_cast<void*>(static_cast<char*>(narrow) +
+                                                  first * m.llr_stride * narrow_bytes)
+                             : static_cast<void*>(llr + first * m.llr_stride))
+                   : (narrow ? s.h_llr_narrow : static_cast<void*>(s.h_llr));
+        const std::size_t llr_pitch = direct ? m.llr_stride * llr_size : llr_row;
         void* x_dst = !x_hat ? nullptr
                       : direct ? static_cast<void*>(x_hat + first * m.x_hat_stride)
                                : static_cast<void*>(s.h_x_hat);
         const std::size_t x_pitch = direct ? m.x_hat_stride * sizeof(cf32) : x_row;
         GraphKey outputs;
-        outputs.add(llr_dst).add(llr_pitch).add(x_dst).add(x_pitch).add(count).add(int8_out).add(
-            int8_scale);
+        outputs.add(llr_dst)
+            .add(llr_pitch)
+            .add(x_dst)
+            .add(x_pitch)
+            .add(count)
+            .add(narrow_bytes)
+            .add(static_cast<int>(narrow_format))
+            .add(int8_scale);
         m.equalize(s.d_y,
                    count,
                    s.d_llr,
@@ -1390,13 +1423,17 @@ void CudaDetector::enqueue(const void* y,
                    s.stream,
                    outputs,
                    [&](cudaStream_t stream) {
-                       if (int8_out)
-                           llrs_to_int8(
-                               s.d_llr, count * d.llr_items(), int8_scale, s.d_llr8, stream);
+                       if (narrow)
+                           llrs_to_narrow(s.d_llr,
+                                          count * d.llr_items(),
+                                          narrow_format,
+                                          int8_scale,
+                                          s.d_llr_narrow,
+                                          stream);
                        copy_rows_async(llr_dst,
                                        llr_pitch,
-                                       int8_out ? static_cast<const void*>(s.d_llr8)
-                                                : static_cast<const void*>(s.d_llr),
+                                       narrow ? static_cast<const void*>(s.d_llr_narrow)
+                                              : static_cast<const void*>(s.d_llr),
                                        llr_row,
                                        llr_row,
                                        count,
@@ -1445,7 +1482,7 @@ void CudaDetector::drain()
     Impl& m = *d_impl;
     const bool direct = m.enqueued_direct;
     float* llr = direct ? nullptr : m.enqueued_llr;
-    std::int8_t* llr8 = direct ? nullptr : m.enqueued_llr8;
+    void* narrow = direct ? nullptr : m.enqueued_narrow;
     cf32* x_hat = direct ? nullptr : m.enqueued_x_hat;
     // In submission order.
     bool any_chunk = false;
@@ -1453,7 +1490,7 @@ void CudaDetector::drain()
         auto& s = m.slots[(m.next_slot + k) % m.slots.size()];
         if (s.busy) {
             any_chunk = true;
-            m.finish_slot(s, llr, x_hat, llr8);
+            m.finish_slot(s, llr, x_hat, narrow, m.enqueued_narrow_bytes);
         }
     }
     if (!any_chunk) // no symbols: nothing drained

@@ -141,6 +141,8 @@ public:
                      std::size_t n_symbols,
                      std::int8_t* llr,
                      float scale) override;
+    //! Detector::detect_fp16: the same, two bytes each.
+    void detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr) override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.
@@ -196,15 +198,24 @@ private:
     //! Queues upload, kernels and download of n_symbols items in chunks over the slots'
     //! streams; drain() waits for them and counts them.
     //! y_scales null: y is cf32; otherwise codes of the precision, a scale per symbol.
-    //! llr8 (then llr null): int8 LLRs, rounded on the device with int8_scale.
+    //! narrow (then llr null): LLRs in narrow_format (int8 with int8_scale, or fp16),
+    //! rounded on the device.
     void enqueue(const void* y,
                  const float* y_scales,
                  std::size_t n_symbols,
                  float* llr,
                  cf32* x_hat,
                  bool direct,
-                 std::int8_t* llr8 = nullptr,
+                 void* narrow = nullptr,
+                 LlrFormat narrow_format = LlrFormat::float32,
                  float int8_scale = 0.0f);
+    //! detect_int8 / detect_fp16.
+    void detect_narrow(const cf32* y,
+                       std::size_t n_symbols,
+                       void* llr,
+                       LlrFormat format,
+                       float scale,
+                       const char* call);
     //! set_channel (h) or set_channel_encoded (codes, scale).
     void upload_channel(const cf32* h, const void* codes, float scale, float n0);
     void drain();

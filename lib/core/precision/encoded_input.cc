@@ -4,7 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
-// Detector's narrow input and int8 output by default: decode to float32 (exactly the
+// Detector's narrow input and narrow (int8, fp16) output by default: decode to float32 (exactly the
 // emulated values), then the float32 calls; detect, then round the LLRs. The GPU backend
 // overrides them to keep the codes and the LLRs narrow on the host link.
 
@@ -50,6 +50,13 @@ void Detector::detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* ll
     std::vector<float> f(n_symbols * d_config.dims().llr_items());
     detect(y, n_symbols, f.data());
     precision::llrs_to_int8(f.data(), f.size(), scale, llr);
+}
+
+void Detector::detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr)
+{
+    std::vector<float> f(n_symbols * d_config.dims().llr_items());
+    detect(y, n_symbols, f.data());
+    precision::llrs_to_fp16(f.data(), f.size(), llr);
 }
 
 } // namespace mimodet

@@ -226,5 +226,14 @@ void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out
     }
 }
 
+void llrs_to_fp16(const float* llr, std::size_t n, std::uint16_t* out)
+{
+    // round_to saturates (infinity too); the GPU's kernel clamps, then converts.
+    for (std::size_t i = 0; i < n; ++i)
+        out[i] = std::isnan(llr[i]) ? 0
+                                    : static_cast<std::uint16_t>(encode_value(
+                                          Precision::fp16, round_to(Precision::fp16, llr[i])));
+}
+
 } // namespace precision
 } // namespace mimodet

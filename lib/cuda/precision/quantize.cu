@@ -13,6 +13,8 @@
 #include "decode.cuh"
 #include "cuda/cuda_check.h"
 #include <algorithm>
+#include <cuda_fp16.h>
+#include <stdexcept>
 
 namespace mimodet {
 namespace cuda {
@@ -107,6 +109,17 @@ __global__ void llrs_to_int8_kernel(const float* llr, std::size_t n, float scale
     }
 }
 
+__global__ void llrs_to_fp16_kernel(const float* llr, std::size_t n, std::uint16_t* out)
+{
+    // Clamped first: __float2half_rn overflows to infinity above 65504 + half a step.
+    for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+         i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+        const float v = llr[i];
+        out[i] = isnan(v) ? 0
+                          : __half_as_ushort(__float2half_rn(fminf(fmaxf(v, -65504.0f), 65504.0f)));
+    }
+}
+
 __global__ void decode_blocks_kernel(const void* codes,
                                     int bytes,
                                     int precision,
@@ -163,6 +176,27 @@ void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out
     llrs_to_int8_kernel<<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
         llr, n, scale, out);
     MIMODET_CUDA_CHECK_LAUNCH("llrs_to_int8_kernel");
+}
+
+void llrs_to_fp16(const float* llr, std::size_t n, std::uint16_t* out, void* stream)
+{
+    if (n == 0)
+        return;
+    const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, 4096);
+    llrs_to_fp16_kernel<<<static_cast<unsigned>(blocks), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        llr, n, out);
+    MIMODET_CUDA_CHECK_LAUNCH("llrs_to_fp16_kernel");
+}
+
+void llrs_to_narrow(
+    const float* llr, std::size_t n, LlrFormat format, float scale, void* out, void* stream)
+{
+    if (format == LlrFormat::int8)
+        llrs_to_int8(llr, n, scale, static_cast<std::int8_t*>(out), stream);
+    else if (format == LlrFormat::fp16)
+        llrs_to_fp16(llr, n, static_cast<std::uint16_t*>(out), stream);
+    else
+        throw std::logic_error("llrs_to_narrow: float32 is not narrow");
 }
 
 void quantize_blocks(cf32* data,

@@ -40,6 +40,11 @@ void decode_blocks(const void* codes,
 
 //! lib/core/precision's llrs_to_int8 on device memory, bit for bit, queued on `stream`.
 void llrs_to_int8(const float* llr, std::size_t n, float scale, std::int8_t* out, void* stream);
+//! lib/core/precision's llrs_to_fp16 on device memory, bit for bit, queued on `stream`.
+void llrs_to_fp16(const float* llr, std::size_t n, std::uint16_t* out, void* stream);
+//! The LLRs in `format` (int8 with `scale`, or fp16) into out, queued on `stream`.
+void llrs_to_narrow(
+    const float* llr, std::size_t n, LlrFormat format, float scale, void* out, void* stream);
 
 } // namespace cuda
 } // namespace mimodet

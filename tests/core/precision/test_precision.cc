@@ -365,6 +365,55 @@ TEST(Precision, Int8LlrsRoundTiesToEvenAndSaturate)
     EXPECT_EQ(q, (std::vector<std::int8_t>{ 0, 0, 0, 2, 0, -10, 127, 127, -127, 127, 0, 32 }));
 }
 
+TEST(Precision, Fp16LlrsRoundToNearestEvenAndSaturate)
+{
+    const std::vector<float> llr{ 0.0f,     1.0f,   -2.5f,   0.1f,     65504.0f,
+                                  65519.0f, 1e6f,   -INFINITY, NAN,    3e-8f,
+                                  1e-8f,    -0.0f,  2049.0f, 2051.0f };
+    std::vector<std::uint16_t> q(llr.size());
+    precision::llrs_to_fp16(llr.data(), llr.size(), q.data());
+    // 0.1 -> 0x2e66 (0.0999756); 65519 rounds down to 65504; 3e-8 -> 2^-24, the smallest
+    // subnormal; 1e-8 -> 0; 2049 and 2051 are ties between steps of 2 -> even (2048, 2052)
+    EXPECT_EQ(q,
+              (std::vector<std::uint16_t>{ 0x0000, 0x3c00, 0xc100, 0x2e66, 0x7bff, 0x7bff,
+                                           0x7bff, 0xfbff, 0x0000, 0x0001, 0x0000, 0x8000,
+                                           0x6800, 0x6802 }));
+    for (std::size_t i = 0; i < llr.size(); ++i)
+        if (std::isfinite(llr[i]) && std::abs(llr[i]) <= 65504.0f)
+            EXPECT_NEAR(precision::decode_value(Precision::fp16, q[i]),
+                        llr[i],
+                        std::abs(llr[i]) / 2048 + 3e-8f)
+                << llr[i];
+}
+
+// Detector::detect_fp16 (the CPU's default): the float LLRs as binary16 codes.
+TEST(Precision, DetectFp16RoundsTheFloatLlrs)
+{
+    const ChannelSimConfig sim = small_sim();
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    auto det = make_detector(detector_config_for(sim, DetectorMode::chol));
+    det->set_channel(f.h.data(), f.n0);
+    const std::size_t n = sim.symbols_per_frame;
+    std::vector<float> llr(n * det->config().dims().llr_items());
+    det->detect(f.y.data(), n, llr.data());
+    std::vector<std::uint16_t> want(llr.size()), got(llr.size());
+    precision::llrs_to_fp16(llr.data(), llr.size(), want.data());
+    det->detect_fp16(f.y.data(), n, got.data());
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(det->stats().symbols, 2 * n);
+}
+
+TEST(Precision, LlrFormatNames)
+{
+    for (auto f : { LlrFormat::float32, LlrFormat::fp16, LlrFormat::int8 })
+        EXPECT_EQ(parse_llr_format(to_string(f)), f);
+    EXPECT_EQ(parse_llr_format("float"), LlrFormat::float32);
+    EXPECT_EQ(parse_llr_format("byte"), LlrFormat::int8);
+    EXPECT_EQ(llr_bytes(LlrFormat::fp16), 2u);
+    EXPECT_THROW(parse_llr_format("int4"), std::invalid_argument);
+}
+
 namespace {
 
 //! BER at each SNR for one precision, on the same frames (same seed) as every other.

@@ -378,6 +378,41 @@ TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
     }
 }
 
+// detect_fp16 on the GPU: the float LLRs as binary16 codes rounded on the device
+// (precision::llrs_to_fp16), bit for bit, pageable and pinned, several chunks.
+TEST(CudaQuantize, Fp16LlrsAreTheRoundedFloatLlrs)
+{
+    SKIP_WITHOUT_GPU();
+    const ChannelSimConfig sim = chunked_sim();
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    const std::size_t n = sim.symbols_per_frame;
+    for (DetectorMode mode : { DetectorMode::chol, DetectorMode::cg }) {
+        SCOPED_TRACE(to_string(mode));
+        const DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
+        cuda::EngineOptions options;
+        options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
+        cuda::CudaDetector det(cfg, options);
+        det.set_channel(f.h.data(), f.n0);
+        std::vector<float> llr(n * cfg.dims().llr_items());
+        det.detect(f.y.data(), n, llr.data());
+        std::vector<std::uint16_t> want(llr.size()), got(llr.size(), 0x1234);
+        precision::llrs_to_fp16(llr.data(), llr.size(), want.data());
+        det.detect_fp16(f.y.data(), n, got.data());
+        EXPECT_EQ(got, want);
+        cuda::Buffer<cf32> pinned_y(f.y.size(), true);
+        cuda::Buffer<std::uint16_t> pinned_llr(got.size(), true);
+        std::copy(f.y.begin(), f.y.end(), pinned_y.get());
+        det.detect_fp16(pinned_y.get(), n, pinned_llr.get());
+        EXPECT_EQ(std::memcmp(pinned_llr.get(), want.data(), want.size() * 2), 0) << "pinned";
+        // int8 after fp16 on the same slots: each call's own format
+        std::vector<std::int8_t> want8(llr.size()), got8(llr.size());
+        precision::llrs_to_int8(llr.data(), llr.size(), 8.0f, want8.data());
+        det.detect_int8(f.y.data(), n, got8.data(), 8.0f);
+        EXPECT_EQ(got8, want8);
+    }
+}
+
 // fp32 codes (binary32 values times a scale) through the host's encoded calls: decoded on
 // the device, never sent to the narrow kernels, which take 16- and 8-bit codes only.
 TEST(CudaQuantize, Fp32CodesAreDecodedFirst)
