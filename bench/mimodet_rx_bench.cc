@@ -9,8 +9,8 @@
  * against real time. A stream of --frames simulated uplink frames (UplinkSimulator, each
  * after its own stretch of noise, 16-bit I/Q in pinned host memory) goes through
  *   cuda  CudaOfdmChain: upload, timing, CFO, FFT, channel and N0 estimation and the GPU
- *         detector, LLRs back to pinned host memory (float32, or int8 with --llr int8:
- *         a quarter of the bytes); host wall clock around process(),
+ *         detector, LLRs back to pinned host memory (float32; fp16 or int8 with --llr:
+ *         half or a quarter of the bytes); host wall clock around process(),
  *         median of --reps after a warm-up
  *   cpu   the CPU chain (OfdmReceiver walked frame by frame, as apps/mimodet_rx) and the
  *         CPU detector, on the same samples converted to float (not timed: the
@@ -27,6 +27,7 @@
 
 #include <mimodet/detector.h>
 #include <mimodet/ofdm.h>
+#include <mimodet/precision.h>
 #ifdef MIMODET_HAVE_CUDA
 #include "bench_timing.h"
 #include <cuda/cuda_detector.h>
@@ -204,7 +205,7 @@ Result bench_cuda(const RxConfig& rc,
                   std::size_t frames_per_window,
                   const bench::Bandwidth& bw,
                   bool cf32_samples,
-                  bool int8_llrs)
+                  LlrFormat llr_format)
 {
     const OfdmConfig& o = rc.ofdm;
     const Capture c = make_capture(o, frames, std::min<std::size_t>(frames, 8));
@@ -232,10 +233,16 @@ Result bench_cuda(const RxConfig& rc,
     const auto format = cf32_samples ? cuda::SampleFormat::cf32 : cuda::SampleFormat::sc16;
     const std::size_t llr_frame = o.num_data_symbols * o.dims().llr_items();
     cuda::Buffer<float> llr(frames * llr_frame, true);
-    // --llr int8: a quarter of the download (ChainOutputs::llr_int8, 8 steps per unit).
+    // --llr int8 / fp16: a quarter / half of the download (ChainOutputs::llr_int8, 8
+    // steps per unit; llr_fp16, binary16 codes).
+    const bool int8_llrs = llr_format == LlrFormat::int8;
+    const bool fp16_llrs = llr_format == LlrFormat::fp16;
     std::unique_ptr<cuda::Buffer<std::int8_t>> llr_int8;
+    std::unique_ptr<cuda::Buffer<std::uint16_t>> llr_fp16;
     if (int8_llrs)
         llr_int8 = std::make_unique<cuda::Buffer<std::int8_t>>(frames * llr_frame, true);
+    if (fp16_llrs)
+        llr_fp16 = std::make_unique<cuda::Buffer<std::uint16_t>>(frames * llr_frame, true);
     cuda::ChainOptions opt;
     opt.frames_per_window = frames_per_window;
     opt.sc16_scale = c.scale;
@@ -244,6 +251,8 @@ Result bench_cuda(const RxConfig& rc,
     out.max_frames = frames;
     if (int8_llrs)
         out.llr_int8 = llr_int8->get();
+    else if (fp16_llrs)
+        out.llr_fp16 = llr_fp16->get();
     else
         out.llr = llr.get();
     Result r;
@@ -256,6 +265,8 @@ Result bench_cuda(const RxConfig& rc,
         std::fill(llr.get(), llr.get() + llr.size(), std::nanf(""));
         if (int8_llrs)
             std::fill(llr_int8->get(), llr_int8->get() + llr_int8->size(), std::int8_t(0));
+        if (fp16_llrs)
+            std::fill(llr_fp16->get(), llr_fp16->get() + llr_fp16->size(), std::uint16_t(0));
         const auto t0 = Clock::now();
         const auto found =
             chain.process(antennas, format, c.samples, out);
@@ -274,13 +285,16 @@ Result bench_cuda(const RxConfig& rc,
     if (int8_llrs) // the signs are the decisions (0: an erasure, counted as an error)
         for (std::size_t i = 0; i < r.found * llr_frame; ++i)
             llr.get()[i] = llr_int8->get()[i];
+    if (fp16_llrs)
+        for (std::size_t i = 0; i < r.found * llr_frame; ++i)
+            llr.get()[i] = precision::decode_value(Precision::fp16, llr_fp16->get()[i]);
     r.ber = ber_of(c, llr.get(), r.found, llr_frame);
     r.realtime = (double(c.samples) / rc.rate) / (r.ms * 1e-3);
     r.mbps = double(r.found * llr_frame) / (r.ms * 1e3);
     const double in_bytes =
         double(c.samples) * B * (cf32_samples ? sizeof(cf32) : 2 * sizeof(std::int16_t));
     const double out_bytes =
-        double(r.found * llr_frame) * (int8_llrs ? sizeof(std::int8_t) : sizeof(float));
+        double(r.found * llr_frame) * llr_bytes(llr_format);
     // Each way alone, and both at once as this machine's link carries them.
     r.bound_ms = std::max({ in_bytes / (bw.h2d_gbs * 1e6),
                             out_bytes / (bw.d2h_gbs * 1e6),
@@ -296,7 +310,7 @@ void usage()
            "         [--mode chol|cg|cr|zf] [--iterations I] [--frames F] [--cpu-frames "
            "F]\n"
            "         [--reps R] [--frames-per-window W] [--samples sc16|cf32]\n"
-           "         [--llr float32|int8]\n"
+           "         [--llr float32|fp16|int8]\n"
            "         [--json FILE]\n"
            "       custom: --fft N --cp N --subcarriers N --symbols N --antennas B\n"
            "               --users U --modulation qpsk|16qam|64qam|256qam --rate S/s\n";
@@ -312,7 +326,8 @@ int main(int argc, char** argv)
     det.mode = DetectorMode::chol;
     std::size_t frames = 64, cpu_frames = 4, per_window = 8;
     bool cf32_samples = false; // the GPU's input: sc16 as from the radio, or cf32
-    bool int8_llrs = false;    // the GPU's output: float32 LLRs, or int8 (a quarter)
+    // the GPU's output: float32 LLRs, fp16 (half the bytes) or int8 (a quarter)
+    LlrFormat llr_format = LlrFormat::float32;
     int reps = 10;
     RxConfig custom{ "custom", lte20(6), 30.72e6 };
     bool is_custom = false;
@@ -365,9 +380,10 @@ int main(int argc, char** argv)
             }
             else if (a == "--llr") {
                 const std::string text = next();
-                if (text != "float32" && text != "int8")
-                    throw UsageError("--llr: expected float32 or int8, got '" + text + "'");
-                int8_llrs = text == "int8";
+                if (text != "float32" && text != "fp16" && text != "int8")
+                    throw UsageError("--llr: expected float32, fp16 or int8, got '" + text +
+                                     "'");
+                llr_format = parse_llr_format(text);
             }
             else if (a == "--fft")
                 custom.ofdm.fft_size = size(1), is_custom = true;
@@ -458,7 +474,7 @@ int main(int argc, char** argv)
                         bw.duplex_gbs);
         }
 #else
-        (void)frames, (void)per_window, (void)cf32_samples, (void)int8_llrs; // cuda's options
+        (void)frames, (void)per_window, (void)cf32_samples, (void)llr_format; // cuda's options
         if (backend == "cuda")
             throw std::runtime_error("--backend cuda: this build has no CUDA");
 #endif
@@ -467,7 +483,7 @@ int main(int argc, char** argv)
 #ifdef MIMODET_HAVE_CUDA
             if (gpu) {
                 Result r =
-                    bench_cuda(c, det, frames, reps, per_window, bw, cf32_samples, int8_llrs);
+                    bench_cuda(c, det, frames, reps, per_window, bw, cf32_samples, llr_format);
                 r.config = c.name;
                 r.mode = to_string(det.mode);
                 results.push_back(r);

@@ -33,22 +33,56 @@ struct DetectedFrame {
     bool erased() const { return !std::isfinite(n0); }
 };
 
+//! Host sample formats: complex float, or 16-bit integer I/Q pairs (UHD's sc16).
+enum class SampleFormat { cf32, sc16 };
+//! "cf32" (= "fc32", "complex"), "sc16" (= "short", "int16").
+SampleFormat parse_sample_format(const std::string& name);
+std::string to_string(SampleFormat f);
+
+//! The samples of one process() call.
+struct UplinkInput {
+    //! antennas[b]: `samples` samples of antenna b, cf32, or sc16 as two int16 (I, Q)
+    //! per sample. sc16 crosses the host link to the GPU in half of cf32's bytes.
+    std::vector<const void*> antennas;
+    std::size_t samples = 0;
+    SampleFormat format = SampleFormat::cf32;
+    //! sc16: the float value of one integer step (UHD's full scale, +-1.0: 1/32768).
+    float sc16_scale = 1.0f / 32768.0f;
+};
+
+//! Where one process() call writes its LLRs.
+struct UplinkOutput {
+    //! [max_frames][N_data][N_sc][U][Q] LLRs in `format`: float, uint16_t (binary16
+    //! codes) or int8_t (docs/precision.md, "Narrow LLRs").
+    void* llr = nullptr;
+    std::size_t max_frames = 0;
+    LlrFormat format = LlrFormat::float32;
+    //! int8: steps per unit of LLR (precision::llrs_to_int8; 8: steps of 1/8, |LLR| up
+    //! to 15.875).
+    float int8_scale = 8.0f;
+};
+
 class UplinkDetector
 {
 public:
     virtual ~UplinkDetector() = default;
 
-    /*! Finds the frames in `samples` samples of each antenna, one after another as
+    /*! Finds the frames in in.samples samples of each antenna, one after another as
      * OfdmReceiver::receive from the end of each frame found would, detects up to
-     * `max_frames` of them and writes their LLRs at llr + frame * N_data * N_sc * U * Q
-     * (the LLR items of docs/data-contract.md, N_data per frame). `next` receives the
-     * sample a later call, on samples that continue these, should start from: before it
-     * there is no frame that was not returned. */
-    virtual std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
-                                               std::size_t samples,
-                                               float* llr,
-                                               std::size_t max_frames,
-                                               std::size_t& next) = 0;
+     * out.max_frames of them and writes their LLRs at frame * N_data * N_sc * U * Q LLRs
+     * from out.llr (the LLR items of docs/data-contract.md, N_data per frame). `next`
+     * receives the sample a later call, on samples that continue these, should start
+     * from: before it there is no frame that was not returned. sc16 samples give what
+     * their float values (times sc16_scale) give as cf32; narrow LLRs are
+     * precision::llrs_to_int8 / llrs_to_fp16 of the float32 LLRs. */
+    virtual std::vector<DetectedFrame>
+    process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) = 0;
+    //! process() on cf32 samples with float32 LLRs.
+    std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
+                                       std::size_t samples,
+                                       float* llr,
+                                       std::size_t max_frames,
+                                       std::size_t& next);
     //! "cpu-chol", "cuda-cg", ...
     virtual std::string name() const = 0;
     /*! The detector's counters since construction (DetectorStats): subcarriers, sample
@@ -63,6 +97,8 @@ public:
 
 protected:
     UplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& detector);
+    //! Throws std::invalid_argument naming what is wrong with in and out.
+    void check(const UplinkInput& in, const UplinkOutput& out) const;
     OfdmConfig d_ofdm;
     DetectorConfig d_detector;
 };

@@ -12,7 +12,10 @@
 #include "core/precision/quantizing_detector.h"
 #include "core/sphere/cpu_sphere_detector.h"
 #include "cpu_uplink_detector.h"
+#include <mimodet/precision.h>
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 namespace mimodet {
@@ -49,25 +52,38 @@ public:
                 std::make_unique<QuantizingDetector>(cpu, std::move(d_detector_impl));
     }
 
-    std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
-                                       std::size_t samples,
-                                       float* llr,
-                                       std::size_t max_frames,
-                                       std::size_t& next) override
+    using UplinkDetector::process;
+    std::vector<DetectedFrame>
+    process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) override
     {
+        check(in, out);
         const OfdmConfig& o = d_ofdm;
-        if (antennas.size() != o.num_antennas)
-            throw std::invalid_argument(
-                "uplink detector: " + std::to_string(antennas.size()) +
-                " antenna streams for a " + std::to_string(o.num_antennas) +
-                "-antenna layout");
+        const std::size_t samples = in.samples;
+        std::vector<const cf32*> antennas(in.antennas.size());
+        if (in.format == SampleFormat::sc16) { // as the GPU converts them, in float
+            d_converted.resize(antennas.size());
+            for (std::size_t b = 0; b < antennas.size(); ++b) {
+                const auto* iq = static_cast<const std::int16_t*>(in.antennas[b]);
+                d_converted[b].resize(samples);
+                for (std::size_t i = 0; i < samples; ++i)
+                    d_converted[b][i] = cf32(static_cast<float>(iq[2 * i]) * in.sc16_scale,
+                                             static_cast<float>(iq[2 * i + 1]) * in.sc16_scale);
+                antennas[b] = d_converted[b].data();
+            }
+        } else {
+            for (std::size_t b = 0; b < antennas.size(); ++b)
+                antennas[b] = static_cast<const cf32*>(in.antennas[b]);
+        }
         const std::size_t frame = o.frame_samples();
         const std::size_t llr_frame = o.num_data_symbols * o.dims().llr_items();
+        const std::size_t bytes = llr_bytes(out.format);
+        if (out.format != LlrFormat::float32)
+            d_llr.resize(llr_frame);
         std::vector<DetectedFrame> frames;
         std::vector<const cf32*> at(antennas.size());
         std::size_t pos = 0;
         next = 0;
-        while (frames.size() < max_frames && samples - pos >= frame) {
+        while (frames.size() < out.max_frames && samples >= pos + frame) {
             for (std::size_t b = 0; b < at.size(); ++b)
                 at[b] = antennas[b] + pos;
             std::size_t resume = 0;
@@ -78,13 +94,20 @@ public:
             const DetectedFrame found{ pos + d_reception.frame_start,
                                        d_reception.cfo,
                                        d_reception.n0 };
-            float* out = llr + frames.size() * llr_frame;
+            void* dst = static_cast<char*>(out.llr) + frames.size() * llr_frame * bytes;
+            float* llr = out.format == LlrFormat::float32 ? static_cast<float*>(dst)
+                                                          : d_llr.data();
             if (found.erased()) { // as the GPU chain: LLRs 0, the detector not called
-                std::fill(out, out + llr_frame, 0.0f);
+                std::fill(llr, llr + llr_frame, 0.0f);
             } else {
                 d_detector_impl->set_channel(d_reception.h.data(), d_reception.n0);
-                d_detector_impl->detect(d_reception.y.data(), o.num_data_symbols, out);
+                d_detector_impl->detect(d_reception.y.data(), o.num_data_symbols, llr);
             }
+            if (out.format == LlrFormat::int8)
+                precision::llrs_to_int8(
+                    llr, llr_frame, out.int8_scale, static_cast<std::int8_t*>(dst));
+            else if (out.format == LlrFormat::fp16)
+                precision::llrs_to_fp16(llr, llr_frame, static_cast<std::uint16_t*>(dst));
             frames.push_back(found);
             pos += d_reception.next_start;
         }
@@ -99,6 +122,8 @@ private:
     OfdmReceiver d_receiver;
     OfdmReception d_reception;
     std::unique_ptr<Detector> d_detector_impl;
+    std::vector<std::vector<cf32>> d_converted; //!< sc16 input as cf32
+    std::vector<float> d_llr;                   //!< a frame's LLRs before narrowing
 };
 
 } // namespace
@@ -106,6 +131,58 @@ private:
 UplinkDetector::UplinkDetector(const OfdmConfig& ofdm, const DetectorConfig& detector)
     : d_ofdm(ofdm), d_detector(sized_for(ofdm, detector))
 {
+}
+
+std::vector<DetectedFrame> UplinkDetector::process(const std::vector<const cf32*>& antennas,
+                                                   std::size_t samples,
+                                                   float* llr,
+                                                   std::size_t max_frames,
+                                                   std::size_t& next)
+{
+    UplinkInput in;
+    in.antennas.assign(antennas.begin(), antennas.end());
+    in.samples = samples;
+    UplinkOutput out;
+    out.llr = llr;
+    out.max_frames = max_frames;
+    return process(in, out, next);
+}
+
+void UplinkDetector::check(const UplinkInput& in, const UplinkOutput& out) const
+{
+    if (in.antennas.size() != d_ofdm.num_antennas)
+        throw std::invalid_argument("uplink detector: " + std::to_string(in.antennas.size()) +
+                                    " antenna streams for a " +
+                                    std::to_string(d_ofdm.num_antennas) + "-antenna layout");
+    for (const void* a : in.antennas)
+        if (!a && in.samples)
+            throw std::invalid_argument("uplink detector: null antenna stream");
+    if (in.format == SampleFormat::sc16 &&
+        (!(in.sc16_scale > 0.0f) || !std::isfinite(in.sc16_scale)))
+        throw std::invalid_argument("uplink detector: sc16_scale must be > 0 and finite, got " +
+                                    std::to_string(in.sc16_scale));
+    if (out.max_frames && !out.llr)
+        throw std::invalid_argument("uplink detector: no LLR buffer for " +
+                                    std::to_string(out.max_frames) + " frames");
+    if (out.format == LlrFormat::int8 &&
+        (!(out.int8_scale > 0.0f) || !std::isfinite(out.int8_scale)))
+        throw std::invalid_argument("uplink detector: int8_scale must be > 0 and finite, got " +
+                                    std::to_string(out.int8_scale));
+}
+
+SampleFormat parse_sample_format(const std::string& name)
+{
+    if (name == "cf32" || name == "fc32" || name == "complex")
+        return SampleFormat::cf32;
+    if (name == "sc16" || name == "short" || name == "int16")
+        return SampleFormat::sc16;
+    throw std::invalid_argument("unknown sample format '" + name +
+                                "' (expected cf32 or sc16)");
+}
+
+std::string to_string(SampleFormat f)
+{
+    return f == SampleFormat::sc16 ? "sc16" : "cf32";
 }
 
 std::unique_ptr<UplinkDetector> make_cpu_uplink_detector(const OfdmConfig& ofdm,

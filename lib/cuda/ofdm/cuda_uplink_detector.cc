@@ -21,18 +21,26 @@ public:
     {
     }
 
-    std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
-                                       std::size_t samples,
-                                       float* llr,
-                                       std::size_t max_frames,
-                                       std::size_t& next) override
+    using UplinkDetector::process;
+    std::vector<DetectedFrame>
+    process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) override
     {
-        ChainOutputs out;
-        out.max_frames = max_frames;
-        out.llr = llr;
-        const std::vector<const void*> at(antennas.begin(), antennas.end());
-        const auto found =
-            d_chain.process(at, SampleFormat::cf32, samples, out, &next);
+        check(in, out);
+        d_chain.set_scales(in.sc16_scale, out.int8_scale);
+        ChainOutputs to;
+        to.max_frames = out.max_frames;
+        switch (out.format) {
+        case LlrFormat::float32:
+            to.llr = static_cast<float*>(out.llr);
+            break;
+        case LlrFormat::fp16:
+            to.llr_fp16 = static_cast<std::uint16_t*>(out.llr);
+            break;
+        case LlrFormat::int8:
+            to.llr_int8 = static_cast<std::int8_t*>(out.llr);
+            break;
+        }
+        const auto found = d_chain.process(in.antennas, in.format, in.samples, to, &next);
         std::vector<DetectedFrame> frames;
         for (const auto& f : found)
             frames.push_back({ f.start, f.cfo, f.n0 });

@@ -569,7 +569,8 @@ struct CudaOfdmChain::Impl {
         std::unique_ptr<Buffer<float2>> x;
         std::unique_ptr<Buffer<float2>> grid, h, y;
         std::unique_ptr<Buffer<float>> llr;
-        std::unique_ptr<Buffer<std::int8_t>> llr_int8; //!< ChainOutputs::llr_int8 staging
+        //! ChainOutputs::llr_int8 / llr_fp16 staging, 2 bytes per LLR
+        std::unique_ptr<Buffer<std::uint16_t>> llr_narrow;
         std::unique_ptr<Buffer<FrameMeta>> meta, host_meta; // host_meta pinned
         std::unique_ptr<Buffer<int>> count, host_count;     // host_count pinned
         FrameMeta* mapped_meta = nullptr; //!< host_meta as the device addresses it
@@ -699,7 +700,8 @@ struct CudaOfdmChain::Impl {
             s.h = std::make_unique<Buffer<float2>>(max_frames * h_frame, false);
             s.y = std::make_unique<Buffer<float2>>(max_frames * y_frame, false);
             s.llr = std::make_unique<Buffer<float>>(max_frames * llr_frame, false);
-            s.llr_int8 = std::make_unique<Buffer<std::int8_t>>(max_frames * llr_frame, false);
+            s.llr_narrow =
+                std::make_unique<Buffer<std::uint16_t>>(max_frames * llr_frame, false);
             s.meta = std::make_unique<Buffer<FrameMeta>>(max_frames, false);
             // publish_kernel copies whole FrameMeta records, fields a frame left unset too.
             MIMODET_CUDA_CHECK(cudaMemset(s.meta->get(), 0, max_frames * sizeof(FrameMeta)));
@@ -1088,15 +1090,20 @@ struct CudaOfdmChain::Impl {
                 cudaStreamWaitEvent(download, frame_detected[detected], 0));
             ++detected;
         }
-        if (detected && out.llr_int8) { // a quarter of the bytes over the link
-            llrs_to_int8(s.llr->get(),
-                         detected * llr_frame,
-                         options.llr_int8_scale,
-                         s.llr_int8->get(),
-                         download);
-            MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.llr_int8 + first * llr_frame,
-                                               s.llr_int8->get(),
-                                               detected * llr_frame,
+        if (detected && (out.llr_int8 || out.llr_fp16)) { // a quarter or half the bytes
+            const LlrFormat format = out.llr_int8 ? LlrFormat::int8 : LlrFormat::fp16;
+            const std::size_t bytes = llr_bytes(format);
+            llrs_to_narrow(s.llr->get(),
+                           detected * llr_frame,
+                           format,
+                           options.llr_int8_scale,
+                           s.llr_narrow->get(),
+                           download);
+            char* dst = out.llr_int8 ? reinterpret_cast<char*>(out.llr_int8)
+                                     : reinterpret_cast<char*>(out.llr_fp16);
+            MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst + first * llr_frame * bytes,
+                                               s.llr_narrow->get(),
+                                               detected * llr_frame * bytes,
                                                cudaMemcpyDeviceToHost,
                                                download));
         } else if (detected) {
@@ -1123,6 +1130,16 @@ CudaOfdmChain::CudaOfdmChain(const OfdmConfig& ofdm,
 CudaOfdmChain::~CudaOfdmChain() = default;
 const OfdmConfig& CudaOfdmChain::config() const { return d_impl->ofdm; }
 
+void CudaOfdmChain::set_scales(float sc16_scale, float llr_int8_scale)
+{
+    if (!(sc16_scale > 0.0f) || !std::isfinite(sc16_scale) || !(llr_int8_scale > 0.0f) ||
+        !std::isfinite(llr_int8_scale))
+        throw std::invalid_argument("GPU OFDM chain: sc16_scale and llr_int8_scale must be "
+                                    "finite and > 0");
+    d_impl->options.sc16_scale = sc16_scale;
+    d_impl->options.llr_int8_scale = llr_int8_scale;
+}
+
 std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& antennas,
                                                SampleFormat format,
                                                std::size_t samples,
@@ -1138,9 +1155,10 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     for (const void* a : antennas)
         if (!a && samples)
             throw std::invalid_argument("GPU OFDM chain: null antenna stream");
-    if (out.max_frames && !out.llr == !out.llr_int8)
-        throw std::invalid_argument("GPU OFDM chain: give one LLR buffer, llr or llr_int8, "
-                                    "for " + std::to_string(out.max_frames) + " frames");
+    if (out.max_frames && (!!out.llr + !!out.llr_int8 + !!out.llr_fp16) != 1)
+        throw std::invalid_argument(
+            "GPU OFDM chain: give one LLR buffer, llr, llr_int8 or llr_fp16, for " +
+            std::to_string(out.max_frames) + " frames");
     std::vector<ChainFrame> frames;
     m.times = ChainTimes{};
     if (next)

@@ -14,6 +14,7 @@
 
 #include <mimodet/detector.h>
 #include <mimodet/ofdm.h>
+#include <mimodet/uplink_detector.h>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,8 +23,8 @@
 namespace mimodet {
 namespace cuda {
 
-//! Host sample formats: complex float, or 16-bit integer I/Q pairs (UHD's sc16).
-enum class SampleFormat { cf32, sc16 };
+//! Host sample formats (mimodet/uplink_detector.h): cf32, or sc16 I/Q pairs.
+using mimodet::SampleFormat;
 
 struct ChainOptions {
     int device = 0;
@@ -52,6 +53,8 @@ struct ChainOutputs {
     //! Instead of llr: the LLRs as int8 (ChainOptions::llr_int8_scale), a quarter of the
     //! bytes to download; the same layout.
     std::int8_t* llr_int8 = nullptr;
+    //! Instead of llr: the LLRs as binary16 codes (precision::llrs_to_fp16), half the bytes.
+    std::uint16_t* llr_fp16 = nullptr;
     cf32* h = nullptr;          //!< optional [max_frames][N_sc][B][U] channel estimates
     cf32* y = nullptr;          //!< optional [max_frames][N_data][N_sc][B] detector input
 };
@@ -106,6 +109,9 @@ public:
                                     const ChainOutputs& outputs,
                                     std::size_t* next = nullptr);
 
+    //! ChainOptions::sc16_scale and llr_int8_scale for the calls after this one (both
+    //! finite and > 0).
+    void set_scales(float sc16_scale, float llr_int8_scale);
     const OfdmConfig& config() const;
     ChainTimes last_times() const;
     /*! The counters of the frames' detectors since construction, summed (what

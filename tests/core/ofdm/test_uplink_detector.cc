@@ -11,8 +11,10 @@
 #include "ofdm_stream.h"
 #include <gtest/gtest.h>
 #include <mimodet/detector.h>
+#include <mimodet/precision.h>
 #include <mimodet/uplink_detector.h>
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 
@@ -324,6 +326,114 @@ TEST(UplinkDetector, NarrowStorageOnTheGpuMatchesTheCpu)
             EXPECT_LE(differ, got.llr.size() / 1000) << differ << " of " << got.llr.size();
         }
     }
+}
+
+namespace {
+
+//! The stream as sc16 integers of one step `scale`, and the values they stand for.
+struct Sc16Stream {
+    std::vector<std::vector<std::int16_t>> ints;
+    Stream values;
+    float scale = 0;
+};
+
+Sc16Stream to_sc16(const Stream& s)
+{
+    float peak = 0;
+    for (const auto& a : s.rx)
+        for (const cf32& v : a)
+            peak = std::max({ peak, std::abs(v.real()), std::abs(v.imag()) });
+    Sc16Stream r;
+    r.scale = peak / 30000.0f;
+    r.values = s;
+    r.ints.resize(s.rx.size());
+    for (std::size_t b = 0; b < s.rx.size(); ++b)
+        for (std::size_t i = 0; i < s.rx[b].size(); ++i) {
+            const auto re = static_cast<std::int16_t>(std::lround(s.rx[b][i].real() / r.scale));
+            const auto im = static_cast<std::int16_t>(std::lround(s.rx[b][i].imag() / r.scale));
+            r.ints[b].push_back(re);
+            r.ints[b].push_back(im);
+            r.values.rx[b][i] = cf32(re * r.scale, im * r.scale);
+        }
+    return r;
+}
+
+} // namespace
+
+/* The general process(): sc16 samples give the LLRs of their float values (bit for bit
+ * on the CPU, which converts as the GPU does; within float rounding on the GPU, whose
+ * kernels read the integers); int8 and fp16 LLRs are the float LLRs of the same call
+ * rounded (precision::llrs_to_int8 / llrs_to_fp16), nothing written past the frames
+ * found; bad scales and buffers are refused. */
+TEST(UplinkDetector, Sc16SamplesAndNarrowLlrs)
+{
+    const OfdmConfig o = layout();
+    const Sc16Stream s = to_sc16(make_stream(o, 22.0, 0.13, 4, 57));
+    const std::size_t per = llr_per_frame(o), max_frames = 6;
+    std::string why;
+    std::vector<Backend> backends{ Backend::cpu };
+    if (gpu_available(&why))
+        backends.push_back(Backend::cuda);
+    for (Backend backend : backends) {
+        SCOPED_TRACE(to_string(backend));
+        auto det = make_uplink_detector(o, detector_config(backend));
+        std::size_t next_float = 0, next = 0;
+        const Detected want = whole(*det, s.values, max_frames, next_float);
+        ASSERT_EQ(want.frames.size(), 4u);
+        UplinkInput in;
+        for (const auto& a : s.ints)
+            in.antennas.push_back(a.data());
+        in.samples = s.values.rx[0].size();
+        in.format = SampleFormat::sc16;
+        in.sc16_scale = s.scale;
+        std::vector<float> llr(max_frames * per, 99.0f);
+        UplinkOutput out;
+        out.llr = llr.data();
+        out.max_frames = max_frames;
+        const auto frames = det->process(in, out, next);
+        Detected got{ frames, std::vector<float>(llr.begin(), llr.begin() + frames.size() * per) };
+        expect_same_frames(got, want, "sc16");
+        EXPECT_EQ(next, next_float);
+        expect_llrs_close(got, want, backend == Backend::cpu ? 0.0 : 1e-3, "sc16");
+        for (std::size_t i = frames.size() * per; i < llr.size(); ++i)
+            ASSERT_EQ(llr[i], 99.0f) << "written past the frames found";
+
+        // Narrow LLRs from the same samples, against this call's float LLRs rounded.
+        const std::size_t n = frames.size() * per;
+        std::vector<std::int8_t> int8(max_frames * per, 99), want8(n);
+        out.llr = int8.data();
+        out.format = LlrFormat::int8;
+        out.int8_scale = 4.0f;
+        ASSERT_EQ(det->process(in, out, next).size(), frames.size());
+        precision::llrs_to_int8(llr.data(), n, 4.0f, want8.data());
+        EXPECT_TRUE(std::equal(want8.begin(), want8.end(), int8.begin())) << "int8";
+        EXPECT_EQ(int8[n], 99) << "int8 written past the frames found";
+        std::vector<std::uint16_t> half(max_frames * per, 0x1234), want16(n);
+        out.llr = half.data();
+        out.format = LlrFormat::fp16;
+        ASSERT_EQ(det->process(in, out, next).size(), frames.size());
+        precision::llrs_to_fp16(llr.data(), n, want16.data());
+        EXPECT_TRUE(std::equal(want16.begin(), want16.end(), half.begin())) << "fp16";
+        EXPECT_EQ(half[n], 0x1234) << "fp16 written past the frames found";
+
+        // Refused: a scale that is not positive and finite, no buffer, a null stream.
+        UplinkInput bad = in;
+        bad.sc16_scale = 0.0f;
+        EXPECT_THROW(det->process(bad, out, next), std::invalid_argument);
+        UplinkOutput bad_out = out;
+        bad_out.format = LlrFormat::int8;
+        bad_out.int8_scale = NAN;
+        EXPECT_THROW(det->process(in, bad_out, next), std::invalid_argument);
+        bad_out = out;
+        bad_out.llr = nullptr;
+        EXPECT_THROW(det->process(in, bad_out, next), std::invalid_argument);
+        bad = in;
+        bad.antennas[1] = nullptr;
+        EXPECT_THROW(det->process(bad, out, next), std::invalid_argument);
+    }
+    EXPECT_EQ(parse_sample_format("fc32"), SampleFormat::cf32);
+    EXPECT_EQ(parse_sample_format(to_string(SampleFormat::sc16)), SampleFormat::sc16);
+    EXPECT_THROW(parse_sample_format("sc8"), std::invalid_argument);
 }
 
 /* NaN samples inside one frame of a stream (issue 19 item 8): that frame's LLRs are 0
