@@ -11,6 +11,7 @@
 #include <pmt/pmt.h>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <vector>
 
@@ -37,7 +38,11 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                       bool llr_positive_means_one,
                                                       float llr_clip,
                                                       int device,
-                                                      const std::string& precision)
+                                                      const std::string& precision,
+                                                      const std::string& sample_type,
+                                                      double sc16_scale,
+                                                      const std::string& llr_type,
+                                                      double llr_int8_scale)
 {
     const std::string name = "ofdm_uplink_detector";
     if (!(samp_rate >= 0.0) || !std::isfinite(samp_rate))
@@ -47,6 +52,12 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                     std::to_string(samp_rate));
     if (iterations < 0)
         throw std::invalid_argument(name + ": iterations must be >= 0");
+    if (!(sc16_scale > 0.0) || !std::isfinite(static_cast<float>(sc16_scale)))
+        throw std::invalid_argument(name + ": sc16_scale must be > 0 and finite, got " +
+                                    std::to_string(sc16_scale));
+    if (!(llr_int8_scale > 0.0) || !std::isfinite(static_cast<float>(llr_int8_scale)))
+        throw std::invalid_argument(name + ": llr_int8_scale must be > 0 and finite, got " +
+                                    std::to_string(llr_int8_scale));
     ::mimodet::OfdmConfig ofdm = ofdm_config_of(name,
                                                 num_antennas,
                                                 num_users,
@@ -55,11 +66,15 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                 num_subcarriers,
                                                 num_data_symbols);
     ::mimodet::DetectorConfig det;
+    ::mimodet::SampleFormat sample_format{};
+    ::mimodet::LlrFormat llr_format{};
     try {
         ofdm.modulation = ::mimodet::parse_modulation(modulation);
         det.mode = ::mimodet::parse_detector_mode(mode);
         det.backend = ::mimodet::parse_backend(backend);
         det.precision = ::mimodet::parse_precision(precision);
+        sample_format = ::mimodet::parse_sample_format(sample_type);
+        llr_format = ::mimodet::parse_llr_format(llr_type);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(name + ": " + e.what());
     }
@@ -70,8 +85,13 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
     det.devices = { device };
     std::string fallback;
     auto chain = ::mimodet::make_uplink_detector(ofdm, det, &fallback);
-    auto block =
-        gnuradio::make_block_sptr<ofdm_uplink_detector_impl>(std::move(chain), samp_rate);
+    auto block = gnuradio::make_block_sptr<ofdm_uplink_detector_impl>(
+        std::move(chain),
+        samp_rate,
+        sample_format,
+        static_cast<float>(sc16_scale),
+        llr_format,
+        static_cast<float>(llr_int8_scale));
     if (!fallback.empty())
         block->d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
                               fallback);
@@ -79,18 +99,33 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
 }
 
 ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
-    std::unique_ptr<::mimodet::UplinkDetector> chain, double samp_rate)
+    std::unique_ptr<::mimodet::UplinkDetector> chain,
+    double samp_rate,
+    ::mimodet::SampleFormat sample_format,
+    float sc16_scale,
+    ::mimodet::LlrFormat llr_format,
+    float llr_int8_scale)
     : gr::block(
           "ofdm_uplink_detector",
           gr::io_signature::make(static_cast<int>(chain->ofdm().num_antennas),
                                  static_cast<int>(chain->ofdm().num_antennas),
-                                 sizeof(gr_complex)),
-          gr::io_signature::make(1, 1, sizeof(float) * chain->ofdm().dims().llr_items())),
+                                 sample_format == ::mimodet::SampleFormat::sc16
+                                     ? 2 * sizeof(std::int16_t)
+                                     : sizeof(gr_complex)),
+          gr::io_signature::make(1,
+                                 1,
+                                 ::mimodet::llr_bytes(llr_format) *
+                                     chain->ofdm().dims().llr_items())),
       d_chain(std::move(chain)),
       d_config(d_chain->ofdm()),
       d_gaps(samp_rate),
       d_on_gpu(d_chain->name().rfind("cuda", 0) == 0)
 {
+    d_input.antennas.resize(d_config.num_antennas);
+    d_input.format = sample_format;
+    d_input.sc16_scale = sc16_scale;
+    d_output.format = llr_format;
+    d_output.int8_scale = llr_int8_scale;
     set_output_multiple(static_cast<int>(d_config.num_data_symbols));
     // N_data items per frame of samples: GNU Radio sizes the input buffers from it
     // (twice a frame's samples), see ofdm_uplink_receiver.
@@ -105,7 +140,8 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
         // themselves are never read). The output buffer holds two batches' LLRs (a call
         // gets at most half of it).
         const std::size_t frame = d_config.frame_samples();
-        const std::size_t frame_bytes = frame * d_config.num_antennas * sizeof(gr_complex);
+        const std::size_t frame_bytes =
+            frame * d_config.num_antennas * input_signature()->sizeof_stream_item(0);
         d_batch_frames =
             std::clamp<std::size_t>(kGpuBatchBytes / frame_bytes, 1, kGpuMaxBatchFrames);
         set_history(static_cast<unsigned>(d_batch_frames * frame + 1));
@@ -141,9 +177,10 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     const std::size_t usable =
         d_gaps.samples_before_gap(times, first, available, d_logger);
 
-    std::vector<const ::mimodet::cf32*> at(d_config.num_antennas);
-    for (std::size_t b = 0; b < at.size(); ++b)
-        at[b] = static_cast<const gr_complex*>(input_items[b]) + skip;
+    const std::size_t item_bytes = input_signature()->sizeof_stream_item(0);
+    for (std::size_t b = 0; b < d_input.antennas.size(); ++b)
+        d_input.antennas[b] = static_cast<const char*>(input_items[b]) + skip * item_bytes;
+    d_input.samples = usable;
     std::size_t next = 0;
     const std::size_t max_frames = static_cast<std::size_t>(noutput_items) / nd;
     std::vector<::mimodet::DetectedFrame> found;
@@ -151,8 +188,9 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         std::lock_guard<std::mutex> lock(d_mutex);
         if (d_on_gpu)
             d_pins.pin_stream_buffers(*this, d_logger);
-        found = d_chain->process(
-            at, usable, static_cast<float*>(output_items[0]), max_frames, next);
+        d_output.llr = output_items[0];
+        d_output.max_frames = max_frames;
+        found = d_chain->process(d_input, d_output, next);
         const auto now = std::chrono::steady_clock::now();
         if (!found.empty() && !d_warned_bad_inputs && now >= d_next_check) {
             warn_once_about_bad_inputs();

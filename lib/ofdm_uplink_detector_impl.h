@@ -25,6 +25,8 @@ private:
     std::unique_ptr<::mimodet::UplinkDetector> d_chain;
     const ::mimodet::OfdmConfig d_config;
     rx_time_gaps d_gaps;
+    ::mimodet::UplinkInput d_input;   // format and scale; pointers set per call
+    ::mimodet::UplinkOutput d_output; // format and scale; buffer set per call
     std::atomic<std::uint64_t> d_frames{ 0 };
     std::atomic<double> d_last_cfo{ 0.0 }, d_last_n0{ 0.0 };
     std::atomic<std::uint64_t> d_erased_items{ 0 };
@@ -42,8 +44,13 @@ private:
     void warn_once_about_bad_inputs(); // caller holds d_mutex
 
 public:
+    //! Sample and LLR formats as the chain's process() takes them.
     ofdm_uplink_detector_impl(std::unique_ptr<::mimodet::UplinkDetector> chain,
-                              double samp_rate);
+                              double samp_rate,
+                              ::mimodet::SampleFormat sample_format,
+                              float sc16_scale,
+                              ::mimodet::LlrFormat llr_format,
+                              float llr_int8_scale);
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     bool stop() override;
@@ -56,6 +63,16 @@ public:
     std::string precision() const override
     {
         return ::mimodet::to_string(d_chain->detector().precision);
+    }
+    std::string sample_type() const override
+    {
+        return d_input.format == ::mimodet::SampleFormat::sc16 ? "sc16" : "fc32";
+    }
+    std::string llr_type() const override
+    {
+        return d_output.format == ::mimodet::LlrFormat::float32
+                   ? "float"
+                   : ::mimodet::to_string(d_output.format);
     }
     std::uint64_t frames() const override { return d_frames; }
     std::uint64_t gaps() const override { return d_gaps.gaps(); }

@@ -160,6 +160,57 @@ class qa_ofdm_uplink_detector(gr_unittest.TestCase):
         self.assertTrue(np.all(got[[0, 2]] != 0.0))
         assert_chains_agree(got, r["want"].data())
 
+    def test_004_sc16_samples_and_narrow_llrs(self):
+        # sample_type="sc16" takes int16 I/Q pairs (UHD's sc16 items) times sc16_scale:
+        # the LLRs of their float values. llr_type="int8" / "fp16" write the float LLRs
+        # rounded (round(LLR * llr_int8_scale) saturated to +-127; binary16 codes
+        # saturated to +-65504).
+        rx, _ = simulated(3, seed=41)
+        step = float(np.abs(np.concatenate([rx.real, rx.imag])).max()) / 30000.0
+        ints = np.empty((B, rx.shape[1], 2), dtype=np.int16)
+        ints[:, :, 0] = np.rint(rx.real / step)
+        ints[:, :, 1] = np.rint(rx.imag / step)
+        values = (ints[:, :, 0].astype(np.float32) * np.float32(step) +
+                  1j * (ints[:, :, 1].astype(np.float32) * np.float32(step))).astype(np.complex64)
+
+        def detect(sc16, llr_type="float", **kw):
+            tb = gr.top_block()
+            one = mimodet.ofdm_uplink_detector(
+                B, U, FFT, CP, NSC, ND, "16qam", "chol", 3, BACKEND,
+                sample_type="sc16" if sc16 else "fc32", sc16_scale=step, llr_type=llr_type,
+                **kw)
+            sink = {"float": blocks.vector_sink_f, "int8": blocks.vector_sink_b,
+                    "fp16": blocks.vector_sink_s}[llr_type](LLR_ITEM)
+            for b in range(B):
+                src = (blocks.vector_source_s(ints[b].reshape(-1).tolist(), False, 2) if sc16
+                       else blocks.vector_source_c(values[b].tolist()))
+                tb.connect(src, (one, b))
+            tb.connect(one, sink)
+            tb.run()
+            self.assertEqual(one.frames(), 3)
+            self.assertEqual(one.sample_type(), "sc16" if sc16 else "fc32")
+            self.assertEqual(one.llr_type(), llr_type)
+            return np.array(sink.data())
+
+        floats = detect(False)
+        self.assertEqual(floats.size, 3 * PER_FRAME)
+        from_ints = detect(True)
+        if BACKEND == "cpu":  # the same float values, the same arithmetic
+            np.testing.assert_array_equal(from_ints, floats)
+        else:  # the GPU's kernels read the integers: float rounding apart
+            np.testing.assert_allclose(from_ints, floats, rtol=1e-3, atol=1e-3)
+        int8 = detect(True, "int8", llr_int8_scale=4.0)
+        want8 = np.clip(np.rint(from_ints.astype(np.float32) * np.float32(4.0)), -127, 127)
+        np.testing.assert_array_equal(int8.astype(np.int8), want8.astype(np.int8))
+        self.assertTrue(np.any(np.abs(want8) == 127) and np.any(np.abs(want8) < 127))
+        half = detect(True, "fp16")
+        want16 = np.clip(from_ints, -65504, 65504).astype(np.float16).view(np.int16)
+        np.testing.assert_array_equal(half.astype(np.int16), want16)
+        for bad in (dict(sample_type="sc8"), dict(llr_type="int4"), dict(sc16_scale=0.0),
+                    dict(llr_int8_scale=float("nan"))):
+            with self.assertRaises(ValueError, msg=str(bad)):
+                mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, **bad)
+
     def test_003_one_log_line_per_erased_frame(self):
         # Frames 1 and 2 with NaN in a data symbol, frame 3 in its pilot symbol. GNU
         # Radio's console log goes to the process's stdout or stderr: the flowgraph runs

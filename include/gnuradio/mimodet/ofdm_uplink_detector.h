@@ -59,6 +59,15 @@ public:
      * \param device CUDA device of the GPU backend
      * \param precision storage format of each frame's H and y: "fp32", "fp16", "bf16",
      *        "fp8_e4m3" or "fp8_e5m2" (emulated on either backend; docs/precision.md)
+     * \param sample_type input items: "fc32" (gr_complex) or "sc16" (two int16, I and Q,
+     *        as UHD's sc16 source gives them; they cross to the GPU in half the bytes)
+     * \param sc16_scale sc16: the float value of one integer step (1/32768: UHD's full
+     *        scale is +-1.0)
+     * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
+     *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md
+     * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
+     *        15.875)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -74,12 +83,20 @@ public:
                      bool llr_positive_means_one = true,
                      float llr_clip = 0.0f,
                      int device = 0,
-                     const std::string& precision = "fp32");
+                     const std::string& precision = "fp32",
+                     const std::string& sample_type = "fc32",
+                     double sc16_scale = 1.0 / 32768.0,
+                     const std::string& llr_type = "float",
+                     double llr_int8_scale = 8.0);
 
     //! "cuda-chol", "cpu-cg", ...: where the chain runs.
     virtual std::string implementation() const = 0;
     //! The storage precision of H and y given at make().
     virtual std::string precision() const = 0;
+    //! "fc32" or "sc16": the input items given at make().
+    virtual std::string sample_type() const = 0;
+    //! "float", "int8" or "fp16": the output items given at make().
+    virtual std::string llr_type() const = 0;
     virtual std::uint64_t frames() const = 0;       //!< frames detected so far
     virtual std::uint64_t gaps() const = 0;         //!< rx_time gaps seen
     virtual std::uint64_t lost_samples() const = 0; //!< samples the gaps lost

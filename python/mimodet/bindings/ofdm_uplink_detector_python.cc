@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(4e7f2ee029e5ccab5024e596e0d01a21) */
+/* BINDTOOL_HEADER_FILE_HASH(a900b4363e6e244ea58840cfab716445) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
@@ -41,9 +41,15 @@ void bind_ofdm_uplink_detector(py::module& m)
              py::arg("llr_positive_means_one") = true,
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
-             py::arg("precision") = "fp32")
+             py::arg("precision") = "fp32",
+             py::arg("sample_type") = "fc32",
+             py::arg("sc16_scale") = 1.0 / 32768.0,
+             py::arg("llr_type") = "float",
+             py::arg("llr_int8_scale") = 8.0)
         .def("implementation", &ofdm_uplink_detector::implementation)
         .def("precision", &ofdm_uplink_detector::precision)
+        .def("sample_type", &ofdm_uplink_detector::sample_type)
+        .def("llr_type", &ofdm_uplink_detector::llr_type)
         .def("frames", &ofdm_uplink_detector::frames)
         .def("gaps", &ofdm_uplink_detector::gaps)
         .def("lost_samples", &ofdm_uplink_detector::lost_samples)
