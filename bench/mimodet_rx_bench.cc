@@ -130,6 +130,7 @@ Capture make_capture(const OfdmConfig& o, std::size_t frames, std::size_t distin
 
 struct Result {
     std::string config, backend, device, mode;
+    std::string samples = "sc16", llr = "float32"; //!< host formats in and out (cuda)
     std::size_t frames = 0, found = 0;
     double ms = 0, ber = 0, realtime = 0, mbps = 0, bound_ms = 0;
     double chain_gpu_ms = 0; //!< GPU time of the chain per frame (median run)
@@ -169,6 +170,7 @@ bench_cpu(const RxConfig& rc, const DetectorConfig& det, std::size_t frames, int
     std::vector<float> llr(frames * llr_frame);
     Result r;
     r.backend = "cpu";
+    r.samples = "cf32"; // the same samples converted to float
     r.device = "CPU";
     std::vector<double> times;
     for (int rep = 0; rep < reps; ++rep) {
@@ -257,6 +259,8 @@ Result bench_cuda(const RxConfig& rc,
         out.llr = llr.get();
     Result r;
     r.backend = "cuda";
+    r.samples = cf32_samples ? "cf32" : "sc16";
+    r.llr = to_string(llr_format);
     r.device = cuda::device_description(opt.device);
     r.frames = frames;
     std::vector<double> times;
@@ -532,7 +536,8 @@ int main(int argc, char** argv)
                 const auto& r = results[i];
                 out << "    {\"config\": \"" << r.config << "\", \"backend\": \""
                     << r.backend << "\", \"device\": \"" << r.device << "\", \"mode\": \""
-                    << r.mode << "\", \"frames\": " << r.frames
+                    << r.mode << "\", \"samples\": \"" << r.samples << "\", \"llr\": \""
+                    << r.llr << "\", \"frames\": " << r.frames
                     << ", \"found\": " << r.found << ", \"ms\": " << r.ms
                     << ", \"realtime_factor\": " << r.realtime << ", \"mbps\": " << r.mbps
                     << ", \"host_link_bound_ms\": " << r.bound_ms

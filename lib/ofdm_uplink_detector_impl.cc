@@ -52,10 +52,13 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                     std::to_string(samp_rate));
     if (iterations < 0)
         throw std::invalid_argument(name + ": iterations must be >= 0");
-    if (!(sc16_scale > 0.0) || !std::isfinite(static_cast<float>(sc16_scale)))
+    // (checked as the float the chain takes: 1e-50 would become 0)
+    if (!(static_cast<float>(sc16_scale) > 0.0f) ||
+        !std::isfinite(static_cast<float>(sc16_scale)))
         throw std::invalid_argument(name + ": sc16_scale must be > 0 and finite, got " +
                                     std::to_string(sc16_scale));
-    if (!(llr_int8_scale > 0.0) || !std::isfinite(static_cast<float>(llr_int8_scale)))
+    if (!(static_cast<float>(llr_int8_scale) > 0.0f) ||
+        !std::isfinite(static_cast<float>(llr_int8_scale)))
         throw std::invalid_argument(name + ": llr_int8_scale must be > 0 and finite, got " +
                                     std::to_string(llr_int8_scale));
     ::mimodet::OfdmConfig ofdm = ofdm_config_of(name,

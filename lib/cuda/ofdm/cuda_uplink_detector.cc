@@ -26,7 +26,11 @@ public:
     process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) override
     {
         check(in, out);
-        d_chain.set_scales(in.sc16_scale, out.int8_scale);
+        // Only the scales in use were checked (check()); the others keep the defaults.
+        d_chain.set_scales(in.format == SampleFormat::sc16 ? in.sc16_scale
+                                                           : UplinkInput{}.sc16_scale,
+                           out.format == LlrFormat::int8 ? out.int8_scale
+                                                         : UplinkOutput{}.int8_scale);
         ChainOutputs to;
         to.max_frames = out.max_frames;
         switch (out.format) {
