@@ -56,7 +56,9 @@ box_detector::sptr box_detector::make(int num_antennas,
                                       int num_threads,
                                       const std::vector<int>& devices,
                                       int streams,
-                                      const std::string& precision)
+                                      const std::string& precision,
+                                      const std::string& llr_type,
+                                      double llr_int8_scale)
 {
     core::DetectorConfig c = block_config("box_detector",
                                           num_antennas,
@@ -75,12 +77,13 @@ box_detector::sptr box_detector::make(int num_antennas,
     c.box_accelerated = accelerated;
     c.box_step = step;
     c.precision = parse_block_precision("box_detector", precision);
-    return gnuradio::make_block_sptr<box_detector_impl>(checked(c));
+    return gnuradio::make_block_sptr<box_detector_impl>(
+        checked(c), parse_llr_items("box_detector", llr_type, llr_int8_scale));
 }
 
-box_detector_impl::box_detector_impl(const core::DetectorConfig& config)
-    : gr::sync_block("box_detector", items_in(config), llrs_out(config)),
-      detector_block<box_detector>(config)
+box_detector_impl::box_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
+    : gr::sync_block("box_detector", items_in(config), llrs_out(config, llr)),
+      detector_block<box_detector>(config, llr)
 {
 }
 

@@ -16,6 +16,8 @@
 #include <mimodet/layout.h>
 #include <pmt/pmt.h>
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <map>
 #include <memory>
@@ -33,9 +35,41 @@ inline gr::io_signature::sptr items_in(const core::DetectorConfig& c)
 {
     return gr::io_signature::make(1, 1, sizeof(gr_complex) * c.dims().rx_items());
 }
-inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c)
+//! How a detector block writes its LLR items (its llr_type and llr_int8_scale).
+struct llr_items {
+    core::LlrFormat format = core::LlrFormat::float32;
+    float int8_scale = 8.0f; //!< int8: steps per unit of LLR
+};
+inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c,
+                                       const llr_items& llr = {})
 {
-    return gr::io_signature::make(1, 1, sizeof(float) * c.dims().llr_items());
+    return gr::io_signature::make(1, 1, core::llr_bytes(llr.format) * c.dims().llr_items());
+}
+
+/*! A block's llr_type ("float", "int8", "fp16") and llr_int8_scale, checked, with the
+ * block's name in each error. */
+inline llr_items parse_llr_items(const std::string& block,
+                                 const std::string& llr_type,
+                                 double llr_int8_scale)
+{
+    llr_items r;
+    try {
+        r.format = core::parse_llr_format(llr_type);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(block + ": " + e.what());
+    }
+    if (!(static_cast<float>(llr_int8_scale) > 0.0f) ||
+        !std::isfinite(static_cast<float>(llr_int8_scale)))
+        throw std::invalid_argument(block + ": llr_int8_scale must be > 0 and finite, got " +
+                                    std::to_string(llr_int8_scale));
+    r.int8_scale = static_cast<float>(llr_int8_scale);
+    return r;
+}
+
+//! The name a block's llr_type() getter gives.
+inline std::string llr_type_name(core::LlrFormat f)
+{
+    return f == core::LlrFormat::float32 ? "float" : core::to_string(f);
 }
 
 //! parse_precision with the block's name in the error.
@@ -104,9 +138,10 @@ template <class Api>
 class detector_block : public Api
 {
 protected:
-    explicit detector_block(const core::DetectorConfig& config);
+    detector_block(const core::DetectorConfig& config, const llr_items& llr);
 
     core::DetectorConfig d_config;
+    const llr_items d_llr; // the output items' format, fixed at make()
     std::unique_ptr<core::Detector> d_detector;
     mutable std::mutex d_mutex; // guards d_detector/d_config against setters from GUI threads
 
@@ -135,6 +170,7 @@ protected:
 
 public:
     std::string implementation() const override;
+    std::string llr_type() const override { return llr_type_name(d_llr.format); }
     std::uint64_t channel_updates() const override;
     std::uint64_t bad_channel_subcarriers() const override;
     std::uint64_t bad_sample_vectors() const override;
@@ -184,7 +220,8 @@ constexpr std::size_t kStagingThreads = 4; // copy the channel to page-locked me
 } // namespace detector_block_detail
 
 template <class Api>
-detector_block<Api>::detector_block(const core::DetectorConfig& config) : d_config(config)
+detector_block<Api>::detector_block(const core::DetectorConfig& config, const llr_items& llr)
+    : d_config(config), d_llr(llr)
 {
     rebuild_detector(config);
     this->set_tag_propagation_policy(gr::block::TPP_ALL_TO_ALL);
@@ -400,7 +437,9 @@ int detector_block<Api>::work(int noutput_items,
     // The first item not consumed yet (the history before it is never read).
     const auto* in = static_cast<const core::cf32*>(input_items[0]) +
                      static_cast<std::size_t>(this->history() - 1) * dims.rx_items();
-    auto* out = static_cast<float*>(output_items[0]);
+    // LLR items of llr_bytes(format) per LLR: float, int8 or binary16 codes.
+    auto* out = static_cast<char*>(output_items[0]);
+    const std::size_t out_item = core::llr_bytes(d_llr.format) * dims.llr_items();
     const uint64_t first = this->nitems_read(0);
     if (d_on_gpu)
         d_pins.pin_stream_buffers(*this, this->d_logger);
@@ -436,9 +475,11 @@ int detector_block<Api>::work(int noutput_items,
     int in_flight_from = -1; // first item of the batch left in flight, if any
     auto submit = [&](int from, int to) {
         const std::size_t n = static_cast<std::size_t>(to - from);
-        if (d_detector->submit(in + static_cast<std::size_t>(from) * dims.rx_items(),
-                               n,
-                               out + static_cast<std::size_t>(from) * dims.llr_items()))
+        if (d_detector->submit_llrs(in + static_cast<std::size_t>(from) * dims.rx_items(),
+                                    n,
+                                    out + static_cast<std::size_t>(from) * out_item,
+                                    d_llr.format,
+                                    d_llr.int8_scale))
             in_flight_from = from; // (a later submit or set_channel completes it)
         else
             in_flight_from = -1;
@@ -454,9 +495,10 @@ int detector_block<Api>::work(int noutput_items,
             else
                 submit(done, end);
         } else {
-            float* llr = out + static_cast<std::size_t>(done) * dims.llr_items();
-            std::fill(llr, llr + static_cast<std::size_t>(end - done) * dims.llr_items(),
-                      0.0f);
+            // LLR 0 is all-zero bits in every format
+            std::memset(out + static_cast<std::size_t>(done) * out_item,
+                        0,
+                        static_cast<std::size_t>(end - done) * out_item);
             d_erased_items += static_cast<std::uint64_t>(end - done);
         }
         done = end;

@@ -38,7 +38,9 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
                                       int num_threads,
                                       const std::vector<int>& devices,
                                       int streams,
-                                      const std::string& precision)
+                                      const std::string& precision,
+                                      const std::string& llr_type,
+                                      double llr_int8_scale)
 {
     auto not_negative = [](int v, const char* what) {
         if (v < 0)
@@ -67,12 +69,13 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("fsd_detector: ") + e.what());
     }
-    return gnuradio::make_block_sptr<fsd_detector_impl>(c);
+    return gnuradio::make_block_sptr<fsd_detector_impl>(
+        c, parse_llr_items("fsd_detector", llr_type, llr_int8_scale));
 }
 
-fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config)
-    : gr::sync_block("fsd_detector", items_in(config), llrs_out(config)),
-      detector_block<fsd_detector>(config)
+fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
+    : gr::sync_block("fsd_detector", items_in(config), llrs_out(config, llr)),
+      detector_block<fsd_detector>(config, llr)
 {
 }
 

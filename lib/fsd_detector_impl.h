@@ -16,7 +16,7 @@ namespace mimodet {
 class fsd_detector_impl : public detector_block<fsd_detector>
 {
 public:
-    fsd_detector_impl(const ::mimodet::DetectorConfig& config);
+    fsd_detector_impl(const ::mimodet::DetectorConfig& config, const llr_items& llr);
 
     std::string output() const override;
     void set_output(const std::string& output) override;

@@ -38,7 +38,9 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         int num_threads,
                                         const std::vector<int>& devices,
                                         int streams,
-                                        const std::string& precision)
+                                        const std::string& precision,
+                                        const std::string& llr_type,
+                                        double llr_int8_scale)
 {
     core::DetectorConfig c = block_config("mmse_detector",
                                           num_antennas,
@@ -59,12 +61,13 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
     c.iterations = static_cast<unsigned>(iterations);
     c.precision = parse_block_precision("mmse_detector", precision);
     c.validate();
-    return gnuradio::make_block_sptr<mmse_detector_impl>(c);
+    return gnuradio::make_block_sptr<mmse_detector_impl>(
+        c, parse_llr_items("mmse_detector", llr_type, llr_int8_scale));
 }
 
-mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config)
-    : gr::sync_block("mmse_detector", items_in(config), llrs_out(config)),
-      detector_block<mmse_detector>(config)
+mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
+    : gr::sync_block("mmse_detector", items_in(config), llrs_out(config, llr)),
+      detector_block<mmse_detector>(config, llr)
 {
 }
 

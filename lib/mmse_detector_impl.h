@@ -16,7 +16,7 @@ namespace mimodet {
 class mmse_detector_impl : public detector_block<mmse_detector>
 {
 public:
-    mmse_detector_impl(const ::mimodet::DetectorConfig& config);
+    mmse_detector_impl(const ::mimodet::DetectorConfig& config, const llr_items& llr);
 
     std::string mode() const override;
     void set_mode(const std::string& mode) override;

@@ -199,6 +199,15 @@ public:
     }
     //! Waits for the batch of the last submit(), if any.
     virtual void complete() {}
+    /*! submit() with LLRs in `format` at llr: float32 is submit(); int8 (with
+     * int8_scale) and fp16 are rounded as detect_int8 / detect_fp16 round them. The GPU
+     * backend queues when y and llr are page-locked, rounding on the device; otherwise,
+     * and by default, it is detect_int8 / detect_fp16 (false). */
+    virtual bool submit_llrs(const cf32* y,
+                             std::size_t n_symbols,
+                             void* llr,
+                             LlrFormat format,
+                             float int8_scale = 8.0f);
 
     /*! Narrow input (docs/precision.md, "Narrow input"; mimodet/precision.h makes it):
      * H as 2 N_sc B U codes of config().precision (re, im, in set_channel's order),

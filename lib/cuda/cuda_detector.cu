@@ -1318,6 +1318,34 @@ bool CudaDetector::submit(const cf32* y, std::size_t n_symbols, float* llr)
     return true;
 }
 
+bool CudaDetector::submit_llrs(
+    const cf32* y, std::size_t n_symbols, void* llr, LlrFormat format, float int8_scale)
+{
+    if (format == LlrFormat::float32)
+        return submit(y, n_symbols, static_cast<float*>(llr));
+    const char* call = format == LlrFormat::int8 ? "submit_llrs(int8)" : "submit_llrs(fp16)";
+    if (format == LlrFormat::int8 && (!(int8_scale > 0.0f) || !std::isfinite(int8_scale)))
+        throw std::invalid_argument(name() + ": " + call +
+                                    " scale must be > 0 and finite, got " +
+                                    std::to_string(int8_scale));
+    Impl& m = *d_impl;
+    if (!m.has_channel)
+        throw std::logic_error(name() + ": " + call + " called before set_channel()");
+    if (n_symbols > 0 && (!y || !llr))
+        throw std::invalid_argument(name() + ": " + call + " needs y and LLRs");
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    m.ensure_narrow_buffers();
+    const bool direct = is_pinned(y) && is_pinned(llr);
+    enqueue(y, nullptr, n_symbols, nullptr, nullptr, direct, llr, format, int8_scale);
+    if (!direct) { // staged copies need the host: at once
+        drain();
+        return false;
+    }
+    m.submitted = true;
+    return true;
+}
+
 void CudaDetector::complete()
 {
     if (!d_impl->submitted)

@@ -143,6 +143,12 @@ public:
                      float scale) override;
     //! Detector::detect_fp16: the same, two bytes each.
     void detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr) override;
+    //! Detector::submit_llrs: queued when y and llr are page-locked, as submit().
+    bool submit_llrs(const cf32* y,
+                     std::size_t n_symbols,
+                     void* llr,
+                     LlrFormat format,
+                     float int8_scale = 8.0f) override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.

@@ -10,7 +10,7 @@ import numpy as np
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
-from gnuradio.mimodet.testing import BACKEND, implementation
+from gnuradio.mimodet.testing import BACKEND, implementation, narrow_llrs, run_with_llr_type
 
 channel_tags = mimodet.channel_tags
 
@@ -171,6 +171,18 @@ class qa_fsd_detector(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "use fsd_detector"):
             mimodet.mmse_detector(4, 4, 4, "16qam", "sfsd")
 
+
+    def test_020_narrow_llr_items_are_the_float_llrs_rounded(self):
+        # llr_type="int8" / "fp16" (docs/precision.md), as mmse_detector's test_017.
+        n_sc, b, u = 6, 4, 4
+        h, y, n0, _ = self.problem(n_sc, b, u, "16qam", 5, 20.0)
+        make = lambda t: mimodet.fsd_detector(b, u, n_sc, "16qam", "soft", 0, 0, BACKEND, llr_type=t)
+        floats, _ = run_with_llr_type(make, y, channel_tags(h, n0), "float", max_items=2)
+        self.assertEqual(floats.size, 5 * n_sc * u * 4)
+        for llr_type in ("int8", "fp16"):
+            got, det = run_with_llr_type(make, y, channel_tags(h, n0), llr_type, max_items=2)
+            self.assertEqual(det.llr_type(), llr_type)
+            np.testing.assert_array_equal(got, narrow_llrs(floats, llr_type), llr_type)
 
 if __name__ == "__main__":
     gr_unittest.run(qa_fsd_detector)

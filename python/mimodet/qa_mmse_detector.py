@@ -9,7 +9,7 @@ import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
-from gnuradio.mimodet.testing import BACKEND, implementation
+from gnuradio.mimodet.testing import BACKEND, implementation, narrow_llrs, run_with_llr_type
 
 # The tag helpers of the package, under the names the tests use.
 make_tag = mimodet.make_tag
@@ -260,6 +260,36 @@ class qa_mmse_detector(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "precision"):
             mimodet.mmse_detector(b, u, n_sc, precision="int8")
         self.assertEqual(det.precision(), "fp32")
+
+    def test_017_int8_and_fp16_llr_items_are_the_float_llrs_rounded(self):
+        # llr_type="int8" / "fp16": the float LLRs of the same input rounded, over a
+        # channel change, a malformed channel tag (erased: 0 in every format) and
+        # several work() calls; 30 dB so that some int8 values saturate.
+        n_sc, b, u = 8, 8, 3
+        h1, y1, n0, _ = self.problem(n_sc, b, u, "16qam", 4, 30.0)
+        h2, y2, _, _ = self.problem(n_sc, b, u, "16qam", 6, 30.0)
+        bad = [make_tag(6, "mimo_h", pmt.init_c32vector(3, [1j, 2j, 3j]))]
+        tags = channel_tags(h1, n0, 0) + channel_tags(h2, n0, 4) + bad
+        y = np.concatenate([y1, y2])
+
+        def make(llr_type, scale=4.0):
+            return lambda t: mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND,
+                                                   llr_type=t, llr_int8_scale=scale)
+        floats, det = run_with_llr_type(make("float"), y, tags, "float", max_items=3)
+        self.assertEqual(det.llr_type(), "float")
+        per = n_sc * u * 4
+        self.assertEqual(floats.size, 10 * per)
+        self.assertTrue(np.all(floats[6 * per:] == 0) and np.all(floats[:6 * per] != 0))
+        for llr_type in ("int8", "fp16"):
+            got, det = run_with_llr_type(make(llr_type), y, tags, llr_type, max_items=3)
+            self.assertEqual(det.llr_type(), llr_type)
+            self.assertEqual(det.erased_items(), 4)
+            np.testing.assert_array_equal(got, narrow_llrs(floats, llr_type, 4.0), llr_type)
+        self.assertTrue(np.any(np.abs(narrow_llrs(floats, "int8", 4.0)) == 127))
+        for bad_args in (dict(llr_type="int4"), dict(llr_int8_scale=0.0),
+                         dict(llr_int8_scale=float("inf"))):
+            with self.assertRaises(ValueError, msg=str(bad_args)):
+                mimodet.mmse_detector(b, u, n_sc, **bad_args)
 
     def test_009_wrong_vector_length_is_refused_at_connect(self):
         det = mimodet.mmse_detector(8, 2, 16)

@@ -50,3 +50,44 @@ def assert_chains_agree(got, want):
     np.testing.assert_allclose(got, want, rtol=2e-3, atol=atol)
     clear = np.abs(want) > atol
     np.testing.assert_array_equal(np.sign(got[clear]), np.sign(want[clear]))
+
+
+def narrow_llrs(llr, llr_type, int8_scale=8.0):
+    """Float LLRs as a block with this llr_type writes them (docs/precision.md): "int8"
+    round(LLR * int8_scale), ties to even, saturated to +-127; "fp16" IEEE binary16
+    saturated to +-65504, as int16 bit patterns. Rounded in float32, as the blocks do."""
+    import numpy as np
+
+    llr = np.asarray(llr, dtype=np.float32)
+    if llr_type == "int8":
+        return np.clip(np.rint(llr * np.float32(int8_scale)), -127, 127).astype(np.int8)
+    if llr_type == "fp16":
+        return np.clip(llr, -65504, 65504).astype(np.float16).view(np.int16)
+    raise ValueError("llr_type must be int8 or fp16, got %r" % (llr_type,))
+
+
+def run_with_llr_type(make_detector, y, tags, llr_type, max_items=None):
+    """A fresh flowgraph: vector source of y [n_sym][N_sc][B] with tags -> the block that
+    make_detector(llr_type) makes -> the sink of its item type. The LLRs, as float32 for
+    "float", int8 for "int8" and int16 bit patterns for "fp16"."""
+    import numpy as np
+    from gnuradio import blocks, gr
+
+    tb = gr.top_block()
+    det = make_detector(llr_type)
+    vlen = y.shape[1] * y.shape[2]
+    src = blocks.vector_source_c(y.astype(np.complex64).ravel().tolist(), False, vlen, tags)
+    size = {"float": 4, "int8": 1, "fp16": 2}[llr_type]
+    sink = {"float": blocks.vector_sink_f, "int8": blocks.vector_sink_b,
+            "fp16": blocks.vector_sink_s}[llr_type](
+        det.output_signature().sizeof_stream_item(0) // size)
+    if max_items:
+        det.set_max_noutput_items(max_items)
+    tb.connect(src, det, sink)
+    tb.run()
+    data = np.array(sink.data(), dtype=np.int64 if llr_type != "float" else np.float32)
+    if llr_type == "int8":
+        return (data & 0xFF).astype(np.uint8).view(np.int8), det
+    if llr_type == "fp16":
+        return (data & 0xFFFF).astype(np.uint16).view(np.int16), det
+    return data, det

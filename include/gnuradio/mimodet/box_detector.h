@@ -52,6 +52,12 @@ public:
      * \param devices CUDA device ordinals (see mmse_detector)
      * \param streams CUDA streams per GPU (>= 1)
      * \param precision storage format of H and y (see mmse_detector; docs/precision.md)
+     * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
+     *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On a GPU
+     *        the LLRs are rounded there and only the narrow items come back.
+     * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
+     *        15.875)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -67,7 +73,9 @@ public:
                      int num_threads = 0,
                      const std::vector<int>& devices = std::vector<int>{ 0 },
                      int streams = 3,
-                     const std::string& precision = "fp32");
+                     const std::string& precision = "fp32",
+                     const std::string& llr_type = "float",
+                     double llr_int8_scale = 8.0);
 
     virtual int iterations() const = 0;
     //! Takes effect from the next work() call; the channel is kept.
@@ -83,6 +91,8 @@ public:
     virtual std::string precision() const = 0;
     virtual void set_precision(const std::string& precision) = 0;
     //! The implementation in use, "cpu-box" or "cuda-box".
+    //! "float", "int8" or "fp16": the output items given at make().
+    virtual std::string llr_type() const = 0;
     virtual std::string implementation() const = 0;
     virtual std::uint64_t channel_updates() const = 0;
     //! Subcarriers erased because H was not finite, all zero or unusable.

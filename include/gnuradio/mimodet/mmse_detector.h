@@ -60,6 +60,12 @@ public:
      * \param precision storage format of H and y: "fp32", "fp16", "bf16", "fp8_e4m3"
      *        or "fp8_e5m2" (rounded per channel and per OFDM symbol after a power-of-two
      *        scale; arithmetic stays float32; docs/precision.md)
+     * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
+     *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On a GPU
+     *        the LLRs are rounded there and only the narrow items come back.
+     * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
+     *        15.875)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -73,7 +79,9 @@ public:
                      int num_threads = 0,
                      const std::vector<int>& devices = std::vector<int>{ 0 },
                      int streams = 3,
-                     const std::string& precision = "fp32");
+                     const std::string& precision = "fp32",
+                     const std::string& llr_type = "float",
+                     double llr_int8_scale = 8.0);
 
     virtual std::string mode() const = 0;
     //! Switches mode (chol, cg, cr, zf) between work() calls; the channel in force is
@@ -87,6 +95,8 @@ public:
     //! Takes effect from the next work() call; the channel is kept.
     virtual void set_precision(const std::string& precision) = 0;
     //! The implementation in use, e.g. "cpu-chol".
+    //! "float", "int8" or "fp16": the output items given at make().
+    virtual std::string llr_type() const = 0;
     virtual std::string implementation() const = 0;
 
     virtual std::uint64_t channel_updates() const = 0;

@@ -52,6 +52,22 @@ void Detector::detect_int8(const cf32* y, std::size_t n_symbols, std::int8_t* ll
     precision::llrs_to_int8(f.data(), f.size(), scale, llr);
 }
 
+bool Detector::submit_llrs(
+    const cf32* y, std::size_t n_symbols, void* llr, LlrFormat format, float int8_scale)
+{
+    switch (format) {
+    case LlrFormat::float32:
+        return submit(y, n_symbols, static_cast<float*>(llr));
+    case LlrFormat::int8:
+        detect_int8(y, n_symbols, static_cast<std::int8_t*>(llr), int8_scale);
+        return false;
+    case LlrFormat::fp16:
+        detect_fp16(y, n_symbols, static_cast<std::uint16_t*>(llr));
+        return false;
+    }
+    return false;
+}
+
 void Detector::detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr)
 {
     std::vector<float> f(n_symbols * d_config.dims().llr_items());

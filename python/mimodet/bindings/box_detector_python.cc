@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(box_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(6f675aaf8f52215aa96230d0d828b0bd) */
+/* BINDTOOL_HEADER_FILE_HASH(838cde30514f1ae211aba4c570aacd4e) */
 
 #include <gnuradio/mimodet/box_detector.h>
 #include <pybind11/pybind11.h>
@@ -44,7 +44,9 @@ void bind_box_detector(py::module& m)
              py::arg("num_threads") = 0,
              py::arg("devices") = std::vector<int>{ 0 },
              py::arg("streams") = 3,
-             py::arg("precision") = "fp32")
+             py::arg("precision") = "fp32",
+             py::arg("llr_type") = "float",
+             py::arg("llr_int8_scale") = 8.0)
         .def("iterations", &box_detector::iterations)
         .def("set_iterations", &box_detector::set_iterations, py::arg("iterations"))
         .def("start", &box_detector::start)
@@ -55,6 +57,7 @@ void bind_box_detector(py::module& m)
         .def("set_step", &box_detector::set_step, py::arg("step"))
         .def("precision", &box_detector::precision)
         .def("set_precision", &box_detector::set_precision, py::arg("precision"))
+        .def("llr_type", &box_detector::llr_type)
         .def("implementation", &box_detector::implementation)
         .def("channel_updates", &box_detector::channel_updates)
         .def("bad_channel_subcarriers", &box_detector::bad_channel_subcarriers)

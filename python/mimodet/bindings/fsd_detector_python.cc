@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(fsd_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(b58ae827f2e60f7201a4df9b70bd4834) */
+/* BINDTOOL_HEADER_FILE_HASH(cdb517f24501f9e2e943f78cbf89d6fe) */
 
 #include <gnuradio/mimodet/fsd_detector.h>
 #include <pybind11/pybind11.h>
@@ -43,9 +43,12 @@ void bind_fsd_detector(py::module& m)
              py::arg("num_threads") = 0,
              py::arg("devices") = std::vector<int>{ 0 },
              py::arg("streams") = 3,
-             py::arg("precision") = "fp32")
+             py::arg("precision") = "fp32",
+             py::arg("llr_type") = "float",
+             py::arg("llr_int8_scale") = 8.0)
         .def("precision", &fsd_detector::precision)
         .def("set_precision", &fsd_detector::set_precision, py::arg("precision"))
+        .def("llr_type", &fsd_detector::llr_type)
         .def("output", &fsd_detector::output)
         .def("set_output", &fsd_detector::set_output, py::arg("output"))
         .def("list_paths", &fsd_detector::list_paths)

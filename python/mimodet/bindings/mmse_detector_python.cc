@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(536dc7733d38fc56ca4b55882fdc8180) */
+/* BINDTOOL_HEADER_FILE_HASH(e319cac53bdfc0c2d9d4e48945b5ab47) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>
@@ -42,13 +42,16 @@ void bind_mmse_detector(py::module& m)
              py::arg("num_threads") = 0,
              py::arg("devices") = std::vector<int>{ 0 },
              py::arg("streams") = 3,
-             py::arg("precision") = "fp32")
+             py::arg("precision") = "fp32",
+             py::arg("llr_type") = "float",
+             py::arg("llr_int8_scale") = 8.0)
         .def("mode", &mmse_detector::mode)
         .def("set_mode", &mmse_detector::set_mode, py::arg("mode"))
         .def("iterations", &mmse_detector::iterations)
         .def("set_iterations", &mmse_detector::set_iterations, py::arg("iterations"))
         .def("precision", &mmse_detector::precision)
         .def("set_precision", &mmse_detector::set_precision, py::arg("precision"))
+        .def("llr_type", &mmse_detector::llr_type)
         .def("implementation", &mmse_detector::implementation)
         .def("channel_updates", &mmse_detector::channel_updates)
         .def("bad_channel_subcarriers", &mmse_detector::bad_channel_subcarriers)

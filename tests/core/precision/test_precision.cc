@@ -404,6 +404,32 @@ TEST(Precision, DetectFp16RoundsTheFloatLlrs)
     EXPECT_EQ(det->stats().symbols, 2 * n);
 }
 
+// Detector::submit_llrs by default: submit() for float32, detect_int8 / detect_fp16
+// (done at once: false) for the narrow formats.
+TEST(Precision, SubmitLlrsOnTheCpuIsDetectNow)
+{
+    const ChannelSimConfig sim = small_sim();
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    auto det = make_detector(detector_config_for(sim, DetectorMode::chol));
+    det->set_channel(f.h.data(), f.n0);
+    const std::size_t n = sim.symbols_per_frame;
+    std::vector<float> llr(n * det->config().dims().llr_items()), got(llr.size());
+    det->detect(f.y.data(), n, llr.data());
+    EXPECT_FALSE(det->submit_llrs(f.y.data(), n, got.data(), LlrFormat::float32));
+    EXPECT_EQ(got, llr);
+    std::vector<std::int8_t> want8(llr.size()), got8(llr.size());
+    precision::llrs_to_int8(llr.data(), llr.size(), 3.0f, want8.data());
+    EXPECT_FALSE(det->submit_llrs(f.y.data(), n, got8.data(), LlrFormat::int8, 3.0f));
+    EXPECT_EQ(got8, want8);
+    std::vector<std::uint16_t> want16(llr.size()), got16(llr.size());
+    precision::llrs_to_fp16(llr.data(), llr.size(), want16.data());
+    EXPECT_FALSE(det->submit_llrs(f.y.data(), n, got16.data(), LlrFormat::fp16));
+    EXPECT_EQ(got16, want16);
+    EXPECT_THROW(det->submit_llrs(f.y.data(), n, got8.data(), LlrFormat::int8, -1.0f),
+                 std::invalid_argument);
+}
+
 TEST(Precision, LlrFormatNames)
 {
     for (auto f : { LlrFormat::float32, LlrFormat::fp16, LlrFormat::int8 })

@@ -141,6 +141,47 @@ TEST(CudaQuantize, DecodesEveryCodeAsTheCpu)
     }
 }
 
+// The device's LLR rounding against the CPU's on the edges a detector's LLRs rarely
+// reach: ties, subnormals, saturation, infinity, NaN, -0; and every binary16 value's
+// neighbourhood (each code's value and the midpoints around it).
+TEST(CudaQuantize, NarrowLlrRoundingEqualsTheCpuOnEveryEdge)
+{
+    SKIP_WITHOUT_GPU();
+    std::vector<float> llr{ 0.0f,  -0.0f,     1.0f,     -2.5f,  0.1f,      65504.0f,
+                            65519.0f, 65520.0f, 1e6f,   -INFINITY, INFINITY, NAN,
+                            3e-8f, 1e-8f,     0x1p-25f, 2049.0f, 2051.0f,   0.0625f,
+                            0.1875f, 15.87f,  -1e30f,   126.5f,  -126.5f,   127.49f };
+    for (std::uint32_t code = 0; code < 0x7c00u; code += 7) { // finite positive halves
+        const float v = precision::decode_value(Precision::fp16, code);
+        const float next = precision::decode_value(Precision::fp16, code + 1);
+        for (float x : { v, -v, (v + next) / 2, -(v + next) / 2 })
+            llr.push_back(x);
+    }
+    cuda::Buffer<float> d_llr(llr.size(), false);
+    cuda::Buffer<std::uint16_t> d16(llr.size(), false);
+    cuda::Buffer<std::int8_t> d8(llr.size(), false);
+    cuda::copy_to_device(d_llr.get(), llr.data(), d_llr.bytes());
+    cuda::llrs_to_fp16(d_llr.get(), llr.size(), d16.get(), nullptr);
+    cuda::llrs_to_int8(d_llr.get(), llr.size(), 8.0f, d8.get(), nullptr);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<std::uint16_t> got16(llr.size()), want16(llr.size());
+    std::vector<std::int8_t> got8(llr.size()), want8(llr.size());
+    cuda::copy_to_host(got16.data(), d16.get(), d16.bytes());
+    cuda::copy_to_host(got8.data(), d8.get(), d8.bytes());
+    precision::llrs_to_fp16(llr.data(), llr.size(), want16.data());
+    precision::llrs_to_int8(llr.data(), llr.size(), 8.0f, want8.data());
+    std::size_t differ16 = 0, differ8 = 0;
+    for (std::size_t i = 0; i < llr.size(); ++i) {
+        differ16 += got16[i] != want16[i];
+        differ8 += got8[i] != want8[i];
+        if (got16[i] != want16[i] && differ16 < 5)
+            ADD_FAILURE() << "fp16 of " << llr[i] << ": GPU " << got16[i] << ", CPU "
+                          << want16[i];
+    }
+    EXPECT_EQ(differ16, 0u);
+    EXPECT_EQ(differ8, 0u);
+}
+
 // The GPU detector with a narrow DetectorConfig::precision, fed float32 (rounded on the
 // device) or codes (decoded on the device), gives the LLRs of the float32 GPU detector fed
 // the emulation's values, bit for bit: every mode family, several chunks, pinned and
@@ -405,12 +446,64 @@ TEST(CudaQuantize, Fp16LlrsAreTheRoundedFloatLlrs)
         std::copy(f.y.begin(), f.y.end(), pinned_y.get());
         det.detect_fp16(pinned_y.get(), n, pinned_llr.get());
         EXPECT_EQ(std::memcmp(pinned_llr.get(), want.data(), want.size() * 2), 0) << "pinned";
-        // int8 after fp16 on the same slots: each call's own format
+        // fp16 and int8 alternated on the same slots, three times each (the second and
+        // third replay their captured graphs): each call's own format
         std::vector<std::int8_t> want8(llr.size()), got8(llr.size());
         precision::llrs_to_int8(llr.data(), llr.size(), 8.0f, want8.data());
-        det.detect_int8(f.y.data(), n, got8.data(), 8.0f);
-        EXPECT_EQ(got8, want8);
+        const std::uint64_t replays = det.graph_replays();
+        for (int round = 0; round < 3; ++round) {
+            std::fill(got.begin(), got.end(), std::uint16_t(0x1234));
+            std::fill(got8.begin(), got8.end(), std::int8_t(99));
+            det.detect_int8(f.y.data(), n, got8.data(), 8.0f);
+            EXPECT_EQ(got8, want8) << "round " << round;
+            det.detect_fp16(f.y.data(), n, got.data());
+            EXPECT_EQ(got, want) << "round " << round;
+        }
+        if (mode == DetectorMode::chol) // (cg: graphs where its launches are captured)
+            EXPECT_GT(det.graph_replays(), replays);
     }
+}
+
+// submit_llrs (what the detector blocks call): queued on page-locked buffers, rounded
+// on the device, ready after complete(); at once (false) on pageable ones.
+TEST(CudaQuantize, SubmittedNarrowLlrsLandAfterComplete)
+{
+    SKIP_WITHOUT_GPU();
+    const ChannelSimConfig sim = chunked_sim();
+    Frame f;
+    ChannelSimulator(sim).next_frame(f);
+    const std::size_t n = sim.symbols_per_frame;
+    const DetectorConfig cfg = detector_config_for(sim, DetectorMode::chol, 3, Backend::cuda);
+    cuda::EngineOptions options;
+    options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
+    cuda::CudaDetector det(cfg, options);
+    det.set_channel(f.h.data(), f.n0);
+    std::vector<float> llr(n * cfg.dims().llr_items());
+    det.detect(f.y.data(), n, llr.data());
+    std::vector<std::int8_t> want8(llr.size());
+    std::vector<std::uint16_t> want16(llr.size());
+    precision::llrs_to_int8(llr.data(), llr.size(), 2.0f, want8.data());
+    precision::llrs_to_fp16(llr.data(), llr.size(), want16.data());
+    cuda::Buffer<cf32> y(f.y.size(), true);
+    std::copy(f.y.begin(), f.y.end(), y.get());
+    cuda::Buffer<std::int8_t> out8(llr.size(), true);
+    cuda::Buffer<std::uint16_t> out16(llr.size(), true);
+    EXPECT_TRUE(det.submit_llrs(y.get(), n, out8.get(), LlrFormat::int8, 2.0f));
+    det.complete();
+    EXPECT_EQ(std::memcmp(out8.get(), want8.data(), want8.size()), 0);
+    EXPECT_TRUE(det.submit_llrs(y.get(), n, out16.get(), LlrFormat::fp16));
+    det.complete();
+    EXPECT_EQ(std::memcmp(out16.get(), want16.data(), 2 * want16.size()), 0);
+    std::vector<std::int8_t> pageable(llr.size());
+    EXPECT_FALSE(det.submit_llrs(f.y.data(), n, pageable.data(), LlrFormat::int8, 2.0f));
+    EXPECT_EQ(pageable, want8);
+    cuda::Buffer<float> out32(llr.size(), true);
+    EXPECT_TRUE(det.submit_llrs(y.get(), n, out32.get(), LlrFormat::float32));
+    det.complete();
+    EXPECT_EQ(std::memcmp(out32.get(), llr.data(), llr.size() * sizeof(float)), 0);
+    EXPECT_THROW(det.submit_llrs(y.get(), n, out8.get(), LlrFormat::int8, 0.0f),
+                 std::invalid_argument);
+    EXPECT_EQ(det.stats().symbols, 5 * n);
 }
 
 // fp32 codes (binary32 values times a scale) through the host's encoded calls: decoded on
