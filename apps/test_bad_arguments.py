@@ -40,6 +40,9 @@ LAYOUT = ["--antennas", "2", "--users", "1", "--fft", "32", "--cp", "9",
 ROWS = [
     # --- mimodet_sim -------------------------------------------------------------
     ("mimodet_sim", ["--snr=abc"], "--snr: 'abc' is not a finite number"),
+    ("mimodet_sim", ["--code", "cc", "-d", "16x16:qpsk:box"], "--code: mode box is not one of"),
+    ("mimodet_sim", ["--code", "cc", "--min-errors", "5"], "--code: --min-errors is not supported"),
+    ("mimodet_sim", ["--code", "ldpc"], "invalid choice: 'ldpc'"),
     ("mimodet_sim", ["--snr="], "--snr: '' is not a finite number"),
     ("mimodet_sim", ["--snr=nan"], "--snr: 'nan' is not a finite number"),
     ("mimodet_sim", ["--snr=0,inf"], "--snr: 'inf' is not a finite number"),

@@ -153,10 +153,11 @@ def run_sweep(configs, snrs_db, frames, min_errors=0, seed=1, num_threads=0, pro
 
 
 def format_table(rows):
-    header = f"{'detector':<28} {'SNR dB':>7} {'bits':>11} {'errors':>9} {'BER':>10} {'Mb/s':>9}"
+    w = max([28] + [len(r["label"]) for r in rows])
+    header = f"{'detector':<{w}} {'SNR dB':>7} {'bits':>11} {'errors':>9} {'BER':>10} {'Mb/s':>9}"
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['label']:<28} {r['snr_db']:>7.1f} {r['bits']:>11d} "
+        lines.append(f"{r['label']:<{w}} {r['snr_db']:>7.1f} {r['bits']:>11d} "
                      f"{r['bit_errors']:>9d} {r['ber']:>10.3e} {r['throughput_mbps']:>9.1f}")
     return "\n".join(lines)
 
@@ -180,7 +181,7 @@ def read_csv(path):
     return rows
 
 
-def plot_png(rows, path, title="BER vs SNR"):
+def plot_png(rows, path, title="BER vs SNR", ylabel="uncoded BER"):
     """Semilog BER curves, one per label; points without errors are left out (BER 0 has
     no place on a log axis) and the plot says so."""
     import matplotlib
@@ -197,7 +198,7 @@ def plot_png(rows, path, title="BER vs SNR"):
         if shown:
             ax.semilogy([s for s, _ in shown], [b for _, b in shown], marker="o", label=label)
     ax.set_xlabel("average receive SNR U·Es/N0 (dB)")
-    ax.set_ylabel("uncoded BER")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     if labels:
