@@ -160,6 +160,7 @@ class qa_box_detector(gr_unittest.TestCase):
         make = lambda t: mimodet.box_detector(b, u, n_sc, "16qam", 20, "lmmse", True, 0.0, BACKEND, llr_type=t)
         floats, _ = run_with_llr_type(make, y, channel_tags(h, n0), "float", max_items=2)
         self.assertEqual(floats.size, 5 * n_sc * u * 4)
+        self.assertTrue(np.all(floats != 0))  # nothing erased: the comparison means something
         for llr_type in ("int8", "fp16"):
             got, det = run_with_llr_type(make, y, channel_tags(h, n0), llr_type, max_items=2)
             self.assertEqual(det.llr_type(), llr_type)

@@ -54,8 +54,9 @@ public:
      * \param precision storage format of H and y (see mmse_detector; docs/precision.md)
      * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
      *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
-     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On a GPU
-     *        the LLRs are rounded there and only the narrow items come back.
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On one GPU
+     *        the LLRs are rounded there and only the narrow items come back (on the
+     *        CPU and across several GPUs they are rounded on the host).
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
      */
@@ -90,9 +91,9 @@ public:
     //! "fp32", "fp16", "bf16", "fp8_e4m3" or "fp8_e5m2" (see mmse_detector).
     virtual std::string precision() const = 0;
     virtual void set_precision(const std::string& precision) = 0;
-    //! The implementation in use, "cpu-box" or "cuda-box".
     //! "float", "int8" or "fp16": the output items given at make().
     virtual std::string llr_type() const = 0;
+    //! The implementation in use, "cpu-box" or "cuda-box".
     virtual std::string implementation() const = 0;
     virtual std::uint64_t channel_updates() const = 0;
     //! Subcarriers erased because H was not finite, all zero or unusable.

@@ -51,8 +51,9 @@ public:
      *        or "fp8_e5m2" (see mmse_detector; docs/precision.md)
      * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
      *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
-     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On a GPU
-     *        the LLRs are rounded there and only the narrow items come back.
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On one GPU
+     *        the LLRs are rounded there and only the narrow items come back (on the
+     *        CPU and across several GPUs they are rounded on the host).
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
      */
@@ -86,9 +87,9 @@ public:
     virtual void set_list_paths(int list_paths) = 0;
     //! T in force.
     virtual int full_levels() const = 0;
-    //! The implementation in use, e.g. "cpu-sfsd" or "cuda-fsd".
     //! "float", "int8" or "fp16": the output items given at make().
     virtual std::string llr_type() const = 0;
+    //! The implementation in use, e.g. "cpu-sfsd" or "cuda-fsd".
     virtual std::string implementation() const = 0;
     virtual std::uint64_t channel_updates() const = 0;
     //! Subcarriers erased because H was not finite or all zero (per channel update).

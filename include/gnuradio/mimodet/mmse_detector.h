@@ -62,8 +62,9 @@ public:
      *        scale; arithmetic stays float32; docs/precision.md)
      * \param llr_type output items: "float" (float32 LLRs), "int8" (signed bytes,
      *        round(LLR * llr_int8_scale) saturated to +-127) or "fp16" (IEEE binary16
-     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On a GPU
-     *        the LLRs are rounded there and only the narrow items come back.
+     *        codes as 16-bit items, saturated to +-65504); docs/precision.md. On one GPU
+     *        the LLRs are rounded there and only the narrow items come back (on the
+     *        CPU and across several GPUs they are rounded on the host).
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
      */
@@ -94,9 +95,9 @@ public:
     virtual std::string precision() const = 0;
     //! Takes effect from the next work() call; the channel is kept.
     virtual void set_precision(const std::string& precision) = 0;
-    //! The implementation in use, e.g. "cpu-chol".
     //! "float", "int8" or "fp16": the output items given at make().
     virtual std::string llr_type() const = 0;
+    //! The implementation in use, e.g. "cpu-chol".
     virtual std::string implementation() const = 0;
 
     virtual std::uint64_t channel_updates() const = 0;

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(box_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(838cde30514f1ae211aba4c570aacd4e) */
+/* BINDTOOL_HEADER_FILE_HASH(0532f9a26b94de4a05e511041099d593) */
 
 #include <gnuradio/mimodet/box_detector.h>
 #include <pybind11/pybind11.h>

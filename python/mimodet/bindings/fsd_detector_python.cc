@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(fsd_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(cdb517f24501f9e2e943f78cbf89d6fe) */
+/* BINDTOOL_HEADER_FILE_HASH(faff026e226021e4b72526a611cae8ae) */
 
 #include <gnuradio/mimodet/fsd_detector.h>
 #include <pybind11/pybind11.h>

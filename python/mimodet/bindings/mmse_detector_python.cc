@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(e319cac53bdfc0c2d9d4e48945b5ab47) */
+/* BINDTOOL_HEADER_FILE_HASH(6c1cbb41deea93aa03d605ede1f836ed) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>
