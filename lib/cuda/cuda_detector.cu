@@ -1250,25 +1250,27 @@ void CudaDetector::detect_int8(const cf32* y,
                                std::int8_t* llr,
                                float scale)
 {
-    if (!(scale > 0.0f) || !std::isfinite(scale))
-        throw std::invalid_argument(name() + ": detect_int8 scale must be > 0 and finite, got " +
-                                    std::to_string(scale));
-    detect_narrow(y, n_symbols, llr, LlrFormat::int8, scale, "detect_int8");
+    detect_narrow(y, n_symbols, llr, LlrFormat::int8, scale, "detect_int8", false);
 }
 
 void CudaDetector::detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr)
 {
-    detect_narrow(y, n_symbols, llr, LlrFormat::fp16, 0.0f, "detect_fp16");
+    detect_narrow(y, n_symbols, llr, LlrFormat::fp16, 0.0f, "detect_fp16", false);
 }
 
-void CudaDetector::detect_narrow(const cf32* y,
+bool CudaDetector::detect_narrow(const cf32* y,
                                  std::size_t n_symbols,
                                  void* llr,
                                  LlrFormat format,
                                  float scale,
-                                 const char* call)
+                                 const char* call,
+                                 bool queue)
 {
     Impl& m = *d_impl;
+    if (format == LlrFormat::int8 && (!(scale > 0.0f) || !std::isfinite(scale)))
+        throw std::invalid_argument(name() + ": " + call +
+                                    " scale must be > 0 and finite, got " +
+                                    std::to_string(scale));
     if (!m.has_channel)
         throw std::logic_error(name() + ": " + call + "() called before set_channel()");
     if (n_symbols > 0 && (!y || !llr))
@@ -1278,7 +1280,12 @@ void CudaDetector::detect_narrow(const cf32* y,
     m.ensure_narrow_buffers();
     const bool direct = is_pinned(y) && is_pinned(llr);
     enqueue(y, nullptr, n_symbols, nullptr, nullptr, direct, llr, format, scale);
-    drain();
+    if (queue && direct) { // in flight until complete(), as submit()
+        m.submitted = true;
+        return true;
+    }
+    drain(); // staged copies need the host: at once
+    return false;
 }
 
 void CudaDetector::detect_encoded(const void* y_codes,
@@ -1323,27 +1330,13 @@ bool CudaDetector::submit_llrs(
 {
     if (format == LlrFormat::float32)
         return submit(y, n_symbols, static_cast<float*>(llr));
-    const char* call = format == LlrFormat::int8 ? "submit_llrs(int8)" : "submit_llrs(fp16)";
-    if (format == LlrFormat::int8 && (!(int8_scale > 0.0f) || !std::isfinite(int8_scale)))
-        throw std::invalid_argument(name() + ": " + call +
-                                    " scale must be > 0 and finite, got " +
-                                    std::to_string(int8_scale));
-    Impl& m = *d_impl;
-    if (!m.has_channel)
-        throw std::logic_error(name() + ": " + call + " called before set_channel()");
-    if (n_symbols > 0 && (!y || !llr))
-        throw std::invalid_argument(name() + ": " + call + " needs y and LLRs");
-    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
-    complete();
-    m.ensure_narrow_buffers();
-    const bool direct = is_pinned(y) && is_pinned(llr);
-    enqueue(y, nullptr, n_symbols, nullptr, nullptr, direct, llr, format, int8_scale);
-    if (!direct) { // staged copies need the host: at once
-        drain();
-        return false;
-    }
-    m.submitted = true;
-    return true;
+    return detect_narrow(y,
+                         n_symbols,
+                         llr,
+                         format,
+                         int8_scale,
+                         format == LlrFormat::int8 ? "submit_llrs(int8)" : "submit_llrs(fp16)",
+                         true);
 }
 
 void CudaDetector::complete()

@@ -215,13 +215,15 @@ private:
                  void* narrow = nullptr,
                  LlrFormat narrow_format = LlrFormat::float32,
                  float int8_scale = 0.0f);
-    //! detect_int8 / detect_fp16.
-    void detect_narrow(const cf32* y,
+    //! detect_int8 / detect_fp16 (queue false), submit_llrs (queue true: left in flight
+    //! when the buffers are page-locked, returning true).
+    bool detect_narrow(const cf32* y,
                        std::size_t n_symbols,
                        void* llr,
                        LlrFormat format,
                        float scale,
-                       const char* call);
+                       const char* call,
+                       bool queue);
     //! set_channel (h) or set_channel_encoded (codes, scale).
     void upload_channel(const cf32* h, const void* codes, float scale, float n0);
     void drain();

@@ -18,6 +18,7 @@
 #include <mimodet/precision.h>
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -65,6 +66,30 @@ NarrowFrame narrow_frame(Precision p, const Frame& f, const Dims& d, std::size_t
         e.ys[s] = precision::encode_block(p, f.y.data() + s * item, item, e.yc.data() + 2 * s * item * cb);
     }
     return e;
+}
+
+/*! A chunked_sim frame on a GPU engine that takes 3 chunks a call, its channel set, and
+ * the float LLRs of detect(): what the narrow-LLR tests round on the CPU. */
+struct ChunkedGpu {
+    Frame f;
+    std::size_t n = 0; //!< symbols
+    std::unique_ptr<cuda::CudaDetector> det;
+    std::vector<float> llr;
+};
+ChunkedGpu chunked_gpu(DetectorMode mode)
+{
+    ChunkedGpu g;
+    const ChannelSimConfig sim = chunked_sim();
+    ChannelSimulator(sim).next_frame(g.f);
+    g.n = sim.symbols_per_frame;
+    const DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
+    cuda::EngineOptions options;
+    options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
+    g.det = std::make_unique<cuda::CudaDetector>(cfg, options);
+    g.det->set_channel(g.f.h.data(), g.f.n0);
+    g.llr.resize(g.n * cfg.dims().llr_items());
+    g.det->detect(g.f.y.data(), g.n, g.llr.data());
+    return g;
 }
 
 } // namespace
@@ -388,19 +413,13 @@ TEST(CudaQuantize, TensorCorePathAgreesWithTheFloatKernels)
 TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
 {
     SKIP_WITHOUT_GPU();
-    const ChannelSimConfig sim = chunked_sim();
-    Frame f;
-    ChannelSimulator(sim).next_frame(f);
-    const std::size_t n = sim.symbols_per_frame;
     for (DetectorMode mode : { DetectorMode::chol, DetectorMode::box }) {
         SCOPED_TRACE(to_string(mode));
-        const DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
-        cuda::EngineOptions options;
-        options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
-        cuda::CudaDetector det(cfg, options);
-        det.set_channel(f.h.data(), f.n0);
-        std::vector<float> llr(n * cfg.dims().llr_items());
-        det.detect(f.y.data(), n, llr.data());
+        ChunkedGpu g = chunked_gpu(mode);
+        const Frame& f = g.f;
+        const std::size_t n = g.n;
+        cuda::CudaDetector& det = *g.det;
+        const std::vector<float>& llr = g.llr;
         for (float scale : { 8.0f, 0.5f }) {
             std::vector<std::int8_t> want(llr.size()), got(llr.size(), 99);
             precision::llrs_to_int8(llr.data(), llr.size(), scale, want.data());
@@ -424,19 +443,13 @@ TEST(CudaQuantize, Int8LlrsAreTheRoundedFloatLlrs)
 TEST(CudaQuantize, Fp16LlrsAreTheRoundedFloatLlrs)
 {
     SKIP_WITHOUT_GPU();
-    const ChannelSimConfig sim = chunked_sim();
-    Frame f;
-    ChannelSimulator(sim).next_frame(f);
-    const std::size_t n = sim.symbols_per_frame;
     for (DetectorMode mode : { DetectorMode::chol, DetectorMode::cg }) {
         SCOPED_TRACE(to_string(mode));
-        const DetectorConfig cfg = detector_config_for(sim, mode, 3, Backend::cuda);
-        cuda::EngineOptions options;
-        options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
-        cuda::CudaDetector det(cfg, options);
-        det.set_channel(f.h.data(), f.n0);
-        std::vector<float> llr(n * cfg.dims().llr_items());
-        det.detect(f.y.data(), n, llr.data());
+        ChunkedGpu g = chunked_gpu(mode);
+        const Frame& f = g.f;
+        const std::size_t n = g.n;
+        cuda::CudaDetector& det = *g.det;
+        const std::vector<float>& llr = g.llr;
         std::vector<std::uint16_t> want(llr.size()), got(llr.size(), 0x1234);
         precision::llrs_to_fp16(llr.data(), llr.size(), want.data());
         det.detect_fp16(f.y.data(), n, got.data());
@@ -469,17 +482,11 @@ TEST(CudaQuantize, Fp16LlrsAreTheRoundedFloatLlrs)
 TEST(CudaQuantize, SubmittedNarrowLlrsLandAfterComplete)
 {
     SKIP_WITHOUT_GPU();
-    const ChannelSimConfig sim = chunked_sim();
-    Frame f;
-    ChannelSimulator(sim).next_frame(f);
-    const std::size_t n = sim.symbols_per_frame;
-    const DetectorConfig cfg = detector_config_for(sim, DetectorMode::chol, 3, Backend::cuda);
-    cuda::EngineOptions options;
-    options.chunk_bytes = 4 * cfg.dims().rx_items() * sizeof(cf32); // 3 chunks
-    cuda::CudaDetector det(cfg, options);
-    det.set_channel(f.h.data(), f.n0);
-    std::vector<float> llr(n * cfg.dims().llr_items());
-    det.detect(f.y.data(), n, llr.data());
+    ChunkedGpu g = chunked_gpu(DetectorMode::chol);
+    const Frame& f = g.f;
+    const std::size_t n = g.n;
+    cuda::CudaDetector& det = *g.det;
+    const std::vector<float>& llr = g.llr;
     std::vector<std::int8_t> want8(llr.size());
     std::vector<std::uint16_t> want16(llr.size());
     precision::llrs_to_int8(llr.data(), llr.size(), 2.0f, want8.data());
