@@ -238,6 +238,20 @@ public:
                                 float* llr,
                                 cf32* x_hat = nullptr);
 
+    /*! What turns detect()'s x_hat into the estimate the demapper reads, for the channel
+     * in force, [N_sc][U] each: x_hat * unbias is the bias-free estimate of the sent
+     * point (MMSE: 1/lambda, li2015 II-C; ZF and BOX: 1), and sinr is the post-equalizer
+     * SINR its LLRs assume (linear, Es = 1: the estimate's error variance is 1/sinr).
+     * Erased subcarriers and unusable users get 0 in both. False, writing nothing, when
+     * there is no channel or no such estimate (the sphere decoders: x_hat is the chosen
+     * point). signal_quality.h turns them into per-user SINR and EVM. */
+    virtual bool equalizer_gains(float* unbias, float* sinr) const
+    {
+        (void)unbias;
+        (void)sinr;
+        return false;
+    }
+
     virtual bool has_channel() const = 0;
     virtual DetectorStats stats() const = 0;
     //! Human-readable implementation name, e.g. "cpu-chol".

@@ -48,6 +48,19 @@ CpuDetector::CpuDetector(const DetectorConfig& config)
     }
 }
 
+bool CpuDetector::equalizer_gains(float* unbias, float* sinr) const
+{
+    if (!d_has_channel)
+        return false;
+    const std::size_t u = d_dims.num_users;
+    for (std::size_t sc = 0; sc < d_dims.num_subcarriers; ++sc)
+        for (std::size_t i = sc * u; i < (sc + 1) * u; ++i) {
+            unbias[i] = d_bad[sc] ? 0.0f : d_inv_lambda[i];
+            sinr[i] = d_bad[sc] ? 0.0f : d_rho[i];
+        }
+    return true;
+}
+
 DetectorStats CpuDetector::stats() const
 {
     DetectorStats s;

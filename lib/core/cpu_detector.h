@@ -29,6 +29,7 @@ public:
 
     void set_channel(const cf32* h, float n0) override;
     void detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat) override;
+    bool equalizer_gains(float* unbias, float* sinr) const override;
     bool has_channel() const override { return d_has_channel; }
     DetectorStats stats() const override;
     std::string name() const override { return "cpu-" + to_string(d_config.mode); }

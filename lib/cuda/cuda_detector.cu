@@ -1022,6 +1022,34 @@ DetectorStats CudaDetector::stats() const
     s.bad_sample_vectors += counts[kChannelCounts];
     return s;
 }
+bool CudaDetector::equalizer_gains(float* unbias, float* sinr) const
+{
+    Impl& m = *d_impl;
+    if (!m.has_channel || !m.a_formed || m.sphere())
+        return false;
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    const_cast<CudaDetector*>(this)->synchronize(); // the prepare kernel has written them
+    const std::size_t nsc = m.dims.num_subcarriers, u = m.dims.num_users;
+    std::vector<std::uint8_t> status(nsc);
+    MIMODET_CUDA_CHECK(
+        cudaMemcpy(status.data(), m.d_status, nsc, cudaMemcpyDeviceToHost));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpy(unbias, m.d_inv_lambda, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpy(sinr, m.d_rho, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
+    for (std::size_t sc = 0; sc < nsc; ++sc)
+        for (std::size_t i = sc * u; i < (sc + 1) * u; ++i) {
+            const bool bad = (status[sc] & kStatusBad) != 0;
+            // BOX's x_hat is its own estimate of the point (as CpuBoxDetector's)
+            if (m.box())
+                unbias[i] = unbias[i] > 0.0f ? 1.0f : 0.0f;
+            if (bad) {
+                unbias[i] = 0.0f;
+                sinr[i] = 0.0f;
+            }
+        }
+    return true;
+}
 std::string CudaDetector::name() const
 {
     // as the CPU's emulating wrapper says it: "cuda-chol-fp16"

@@ -149,6 +149,9 @@ public:
                      void* llr,
                      LlrFormat format,
                      float int8_scale = 8.0f) override;
+    //! Waits for the channel's preparation; false for the sphere decoders and for a
+    //! device-API channel that no detect call has prepared yet.
+    bool equalizer_gains(float* unbias, float* sinr) const override;
     bool has_channel() const override;
     //! Waits for the device-API calls queued so far: their channels' status and erasures
     //! are counted on the device.

@@ -158,6 +158,17 @@ void MultiGpuDetector::detect(const cf32* y,
     });
 }
 
+bool MultiGpuDetector::equalizer_gains(float* unbias, float* sinr) const
+{
+    const Impl& m = *d_impl;
+    for (std::size_t k = 0; k < m.engines.size(); ++k) {
+        const std::size_t at = m.slices[k].first * m.dims.num_users;
+        if (!m.engines[k]->equalizer_gains(unbias + at, sinr + at))
+            return false;
+    }
+    return true;
+}
+
 bool MultiGpuDetector::has_channel() const
 {
     for (const auto& engine : d_impl->engines)

@@ -57,6 +57,7 @@ public:
                 std::size_t n_symbols,
                 float* llr,
                 cf32* x_hat = nullptr) override;
+    bool equalizer_gains(float* unbias, float* sinr) const override;
     bool has_channel() const override;
     //! The slices' counters summed; channels and symbols count calls, not slices.
     DetectorStats stats() const override;

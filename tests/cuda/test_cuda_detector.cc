@@ -1188,3 +1188,48 @@ TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
         EXPECT_TRUE(same_bytes(a.x_hat, b.x_hat)) << to_string(mode) << ", device API";
     }
 }
+
+/*! The equalizer gains (bias removal and SINR, signal_quality.h) of the GPU are the CPU's,
+ * for every linear mode and BOX, with erased subcarriers and a dead user at 0 on both; a
+ * channel with an N0 that is not finite erases them all; the sphere decoders have none. */
+TEST(CudaDetector, EqualizerGainsMatchTheCpu)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr,
+                       DetectorMode::zf, DetectorMode::box }) {
+        const Case c{ 16, 4, 12, 3, Modulation::qam16, mode, 3, 15.0, 0.0 };
+        Frame f = frame_of(c, 9);
+        const Dims d = config_of(c, Backend::cpu).dims();
+        f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
+        for (std::size_t b = 0; b < d.num_antennas; ++b)
+            f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const std::string what = describe(c);
+        std::vector<float> gu(d.symbol_items(), NAN), gs(d.symbol_items(), NAN),
+            cu(d.symbol_items(), NAN), cs(d.symbol_items(), NAN);
+        EXPECT_FALSE(gpu.equalizer_gains(gu.data(), gs.data())) << what; // no channel
+        cpu->set_channel(f.h.data(), f.n0);
+        gpu.set_channel(f.h.data(), f.n0);
+        ASSERT_TRUE(cpu->equalizer_gains(cu.data(), cs.data())) << what;
+        ASSERT_TRUE(gpu.equalizer_gains(gu.data(), gs.data())) << what;
+        for (std::size_t i = 0; i < d.symbol_items(); ++i) {
+            EXPECT_NEAR(gu[i], cu[i], 1e-4f * (1.0f + cu[i])) << what << " unbias " << i;
+            EXPECT_NEAR(gs[i], cs[i], 2e-4f * (1.0f + cs[i])) << what << " sinr " << i;
+        }
+        for (std::size_t u = 0; u < d.num_users; ++u)
+            EXPECT_EQ(gs[d.symbol_index(2, u)], 0.0f) << what;
+        EXPECT_EQ(gs[d.symbol_index(6, 3)], 0.0f) << what;
+        EXPECT_EQ(gu[d.symbol_index(6, 3)], 0.0f) << what;
+        gpu.set_channel(f.h.data(), NAN);
+        ASSERT_TRUE(gpu.equalizer_gains(gu.data(), gs.data())) << what;
+        for (std::size_t i = 0; i < d.symbol_items(); ++i)
+            EXPECT_TRUE(gu[i] == 0.0f && gs[i] == 0.0f) << what;
+    }
+    const Case s{ 4, 4, 12, 3, Modulation::qpsk, DetectorMode::fsd, 3, 15.0, 0.0 };
+    cuda::CudaDetector sphere(config_of(s, Backend::cuda));
+    const Frame f = frame_of(s, 3);
+    sphere.set_channel(f.h.data(), f.n0);
+    std::vector<float> a(48), b(48);
+    EXPECT_FALSE(sphere.equalizer_gains(a.data(), b.data()));
+}

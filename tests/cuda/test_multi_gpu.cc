@@ -135,6 +135,13 @@ void expect_split_equals_one_engine(const std::vector<int>& devices)
             EXPECT_EQ(got.llr, want.llr) << what;
             EXPECT_EQ(got.x_hat, want.x_hat) << what;
             expect_close_to_cpu(got, p, what);
+            // The equalizer gains too, each slice's at its subcarriers.
+            const std::size_t items = p.config.dims().symbol_items();
+            std::vector<float> su(items, NAN), ss(items, NAN), wu(items), ws(items);
+            ASSERT_TRUE(split.equalizer_gains(su.data(), ss.data())) << what;
+            ASSERT_TRUE(single.equalizer_gains(wu.data(), ws.data())) << what;
+            EXPECT_EQ(su, wu) << what;
+            EXPECT_EQ(ss, ws) << what;
         }
     }
 }

@@ -49,6 +49,20 @@ CpuBoxDetector::CpuBoxDetector(const DetectorConfig& config)
     d_rho.assign(nsc * u, 0.0f);
 }
 
+bool CpuBoxDetector::equalizer_gains(float* unbias, float* sinr) const
+{
+    if (!d_has_channel)
+        return false;
+    const std::size_t u = d_dims.num_users;
+    // x_hat is already BOX's estimate of the point; a user without a channel has 0.
+    for (std::size_t sc = 0; sc < d_dims.num_subcarriers; ++sc)
+        for (std::size_t i = sc * u; i < (sc + 1) * u; ++i) {
+            unbias[i] = d_bad[sc] ? 0.0f : (d_inv_lambda[i] > 0.0f ? 1.0f : 0.0f);
+            sinr[i] = d_bad[sc] ? 0.0f : d_rho[i];
+        }
+    return true;
+}
+
 DetectorStats CpuBoxDetector::stats() const
 {
     DetectorStats s;

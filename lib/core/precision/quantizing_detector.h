@@ -34,6 +34,10 @@ public:
                         std::size_t n_symbols,
                         float* llr,
                         cf32* x_hat) override;
+    bool equalizer_gains(float* unbias, float* sinr) const override
+    {
+        return d_inner->equalizer_gains(unbias, sinr);
+    }
     bool has_channel() const override { return d_inner->has_channel(); }
     DetectorStats stats() const override { return d_inner->stats(); }
     //! The inner detector's name and the format, e.g. "cpu-chol-fp16".
