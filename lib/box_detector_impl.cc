@@ -58,7 +58,9 @@ box_detector::sptr box_detector::make(int num_antennas,
                                       int streams,
                                       const std::string& precision,
                                       const std::string& llr_type,
-                                      double llr_int8_scale)
+                                      double llr_int8_scale,
+                                      bool equalized_output,
+                                      bool quality_output)
 {
     core::DetectorConfig c = block_config("box_detector",
                                           num_antennas,
@@ -78,12 +80,15 @@ box_detector::sptr box_detector::make(int num_antennas,
     c.box_step = step;
     c.precision = parse_block_precision("box_detector", precision);
     return gnuradio::make_block_sptr<box_detector_impl>(
-        checked(c), parse_llr_items("box_detector", llr_type, llr_int8_scale));
+        checked(c), parse_llr_items("box_detector", llr_type, llr_int8_scale),
+        extra_outputs{ equalized_output, quality_output });
 }
 
-box_detector_impl::box_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
-    : gr::sync_block("box_detector", items_in(config), llrs_out(config, llr)),
-      detector_block<box_detector>(config, llr)
+box_detector_impl::box_detector_impl(const core::DetectorConfig& config,
+                                     const llr_items& llr,
+                                     const extra_outputs& extra)
+    : gr::sync_block("box_detector", items_in(config), llrs_out(config, llr, extra)),
+      detector_block<box_detector>(config, llr, extra)
 {
 }
 

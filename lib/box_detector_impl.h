@@ -16,7 +16,9 @@ namespace mimodet {
 class box_detector_impl : public detector_block<box_detector>
 {
 public:
-    box_detector_impl(const ::mimodet::DetectorConfig& config, const llr_items& llr);
+    box_detector_impl(const ::mimodet::DetectorConfig& config,
+                      const llr_items& llr,
+                      const extra_outputs& extra);
 
     int iterations() const override;
     void set_iterations(int iterations) override;

@@ -14,11 +14,14 @@
 #include <gnuradio/sync_block.h>
 #include <mimodet/detector.h>
 #include <mimodet/layout.h>
+#include <mimodet/precision.h>
+#include <mimodet/signal_quality.h>
 #include <pmt/pmt.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,10 +43,33 @@ struct llr_items {
     core::LlrFormat format = core::LlrFormat::float32;
     float int8_scale = 8.0f; //!< int8: steps per unit of LLR
 };
+/*! A detector block's optional outputs (docs/signal-quality.md), off by default: when
+ * off they cost nothing, and the GPU keeps its pipeline of one work() call. */
+struct extra_outputs {
+    bool equalized = false; //!< [N_sc][U] complex: the bias-free equalised symbols
+    bool quality = false;   //!< [U] float SINR (dB) and [U] float EVM (%) per item, and
+                            //!< a "quality" message per frame
+    bool any() const { return equalized || quality; }
+};
+//! The name of the message port of extra_outputs::quality.
+inline const char* quality_port() { return "quality"; }
+
+/*! Output 0: the LLR items; then, when on, the equalised symbols, then SINR and EVM.
+ * Every output that is on must be connected. */
 inline gr::io_signature::sptr llrs_out(const core::DetectorConfig& c,
-                                       const llr_items& llr = {})
+                                       const llr_items& llr = {},
+                                       const extra_outputs& extra = {})
 {
-    return gr::io_signature::make(1, 1, core::llr_bytes(llr.format) * c.dims().llr_items());
+    const core::Dims d = c.dims();
+    std::vector<int> sizes{ static_cast<int>(core::llr_bytes(llr.format) * d.llr_items()) };
+    if (extra.equalized)
+        sizes.push_back(static_cast<int>(sizeof(gr_complex) * d.symbol_items()));
+    if (extra.quality) {
+        sizes.push_back(static_cast<int>(sizeof(float) * d.num_users)); // SINR
+        sizes.push_back(static_cast<int>(sizeof(float) * d.num_users)); // EVM
+    }
+    const int n = static_cast<int>(sizes.size());
+    return gr::io_signature::makev(n, n, sizes);
 }
 
 /*! A block's llr_type ("float", "int8", "fp16") and llr_int8_scale, checked, with the
@@ -138,10 +164,13 @@ template <class Api>
 class detector_block : public Api
 {
 protected:
-    detector_block(const core::DetectorConfig& config, const llr_items& llr);
+    detector_block(const core::DetectorConfig& config,
+                   const llr_items& llr,
+                   const extra_outputs& extra = {});
 
     core::DetectorConfig d_config;
     const llr_items d_llr; // the output items' format, fixed at make()
+    const extra_outputs d_extra; // fixed at make()
     std::unique_ptr<core::Detector> d_detector;
     mutable std::mutex d_mutex; // guards d_detector/d_config against setters from GUI threads
 
@@ -210,6 +239,22 @@ private:
     const core::cf32* channel_data(const pmt::pmt_t& h) const;
     void stage_channel(const std::vector<gr::tag_t>& tags);
     void warn_once_about_bad_inputs();
+
+    // extra_outputs: the channel's gains (fetched once per channel, when first needed),
+    // the quality of the frame so far, and scratch for what is not an output.
+    std::unique_ptr<core::SignalQuality> d_quality;
+    std::vector<float> d_unbias, d_sinr, d_llr_scratch;
+    std::vector<core::cf32> d_x_scratch;
+    bool d_gains_stale = true;
+    //! detect() with x_hat for items [from, to): LLRs, bias-free symbols, quality.
+    void detect_with_extras(const core::cf32* in,
+                            int from,
+                            int to,
+                            gr_vector_void_star& output_items);
+    //! Zero symbols and NaN quality for items [from, to) without a channel.
+    void erase_extras(int from, int to, gr_vector_void_star& output_items);
+    //! Publishes the quality of the frame so far, if any, and starts the next one.
+    void publish_quality();
 };
 
 namespace detector_block_detail {
@@ -220,11 +265,20 @@ constexpr std::size_t kStagingThreads = 4; // copy the channel to page-locked me
 } // namespace detector_block_detail
 
 template <class Api>
-detector_block<Api>::detector_block(const core::DetectorConfig& config, const llr_items& llr)
-    : d_config(config), d_llr(llr)
+detector_block<Api>::detector_block(const core::DetectorConfig& config,
+                                    const llr_items& llr,
+                                    const extra_outputs& extra)
+    : d_config(config), d_llr(llr), d_extra(extra)
 {
     rebuild_detector(config);
     this->set_tag_propagation_policy(gr::block::TPP_ALL_TO_ALL);
+    this->message_port_register_out(pmt::mp(quality_port()));
+    if (extra.any()) {
+        const core::Dims d = config.dims();
+        d_quality = std::make_unique<core::SignalQuality>(d, config.modulation);
+        d_unbias.resize(d.symbol_items());
+        d_sinr.resize(d.symbol_items());
+    }
     if (d_on_gpu) {
         // GNU Radio gives a stream of large vectors buffers of two or three items, so
         // work() would see one or two symbols per call and the GPU would idle between
@@ -247,6 +301,7 @@ bool detector_block<Api>::stop()
     std::lock_guard<std::mutex> lock(d_mutex);
     d_detector->complete(); // nothing may still be written into GNU Radio's buffers
     d_pins.release();       // before GNU Radio frees them
+    publish_quality();      // the last frame's
     // Items in flight were never consumed: a restart on the same buffers detects them
     // again, and a new flowgraph must not take its first items for them.
     d_in_flight = 0;
@@ -280,6 +335,7 @@ void detector_block<Api>::rebuild_detector(const core::DetectorConfig& config)
     }
     d_detector = std::move(detector);
     d_config = config;
+    d_gains_stale = true; // (a mode change changes them)
     d_on_gpu = d_detector->name().rfind("cuda", 0) == 0; // decided once, not per work()
 }
 template <class Api>
@@ -383,10 +439,105 @@ void detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags)
     if (changed && d_channel_valid) {
         // The copy staged while the GPU worked, if it is this channel's: uploaded by DMA.
         const bool staged = !d_h_staged.empty() && pmt::eq(d_h, d_h_staged_from);
+        if (d_extra.quality)
+            publish_quality(); // the frame of the channel in force ends here
         d_detector->set_channel(staged ? d_h_staged.data() : channel_data(d_h),
                                 static_cast<float>(d_n0));
+        d_gains_stale = true;
     }
     d_h_staged_from = pmt::PMT_NIL;
+}
+
+template <class Api>
+void detector_block<Api>::detect_with_extras(const core::cf32* in,
+                                             int from,
+                                             int to,
+                                             gr_vector_void_star& output_items)
+{
+    const core::Dims dims = d_config.dims();
+    const std::size_t n = static_cast<std::size_t>(to - from);
+    const std::size_t at = static_cast<std::size_t>(from);
+    core::cf32* x;
+    if (d_extra.equalized) {
+        x = static_cast<core::cf32*>(output_items[1]) + at * dims.symbol_items();
+    } else {
+        d_x_scratch.resize(n * dims.symbol_items());
+        x = d_x_scratch.data();
+    }
+    float* llr;
+    if (d_llr.format == core::LlrFormat::float32) {
+        llr = static_cast<float*>(output_items[0]) + at * dims.llr_items();
+    } else {
+        d_llr_scratch.resize(n * dims.llr_items());
+        llr = d_llr_scratch.data();
+    }
+    d_detector->detect(in + at * dims.rx_items(), n, llr, x);
+    if (d_llr.format == core::LlrFormat::int8)
+        core::precision::llrs_to_int8(
+            llr,
+            n * dims.llr_items(),
+            d_llr.int8_scale,
+            static_cast<std::int8_t*>(output_items[0]) + at * dims.llr_items());
+    else if (d_llr.format == core::LlrFormat::fp16)
+        core::precision::llrs_to_fp16(
+            llr, n * dims.llr_items(), static_cast<std::uint16_t*>(output_items[0]) + at * dims.llr_items());
+    if (d_gains_stale) {
+        // Without a linear estimate (none of the blocks that offer these outputs) the
+        // symbols pass as they are and the quality reads NaN.
+        if (!d_detector->equalizer_gains(d_unbias.data(), d_sinr.data())) {
+            std::fill(d_unbias.begin(), d_unbias.end(), 1.0f);
+            std::fill(d_sinr.begin(), d_sinr.end(), 0.0f);
+        }
+        d_quality->set_sinr(d_sinr.data());
+        d_gains_stale = false;
+    }
+    core::remove_bias(x, n, d_unbias.data(), dims);
+    if (d_extra.quality) {
+        const std::size_t port = d_extra.equalized ? 2 : 1;
+        d_quality->add(x,
+                       n,
+                       static_cast<float*>(output_items[port]) + at * dims.num_users,
+                       static_cast<float*>(output_items[port + 1]) + at * dims.num_users);
+    }
+}
+
+template <class Api>
+void detector_block<Api>::erase_extras(int from, int to, gr_vector_void_star& output_items)
+{
+    const core::Dims dims = d_config.dims();
+    const std::size_t n = static_cast<std::size_t>(to - from);
+    const std::size_t at = static_cast<std::size_t>(from);
+    if (d_extra.equalized)
+        std::fill_n(static_cast<core::cf32*>(output_items[1]) + at * dims.symbol_items(),
+                    n * dims.symbol_items(),
+                    core::cf32());
+    if (d_extra.quality) {
+        const std::size_t port = d_extra.equalized ? 2 : 1;
+        for (std::size_t k = port; k < port + 2; ++k)
+            std::fill_n(static_cast<float*>(output_items[k]) + at * dims.num_users,
+                        n * dims.num_users,
+                        std::numeric_limits<float>::quiet_NaN());
+    }
+}
+
+template <class Api>
+void detector_block<Api>::publish_quality()
+{
+    if (!d_extra.quality || d_quality->symbols() == 0)
+        return;
+    const auto totals = d_quality->totals();
+    std::vector<float> sinr, evm;
+    for (const auto& t : totals) {
+        sinr.push_back(static_cast<float>(t.sinr_db));
+        evm.push_back(static_cast<float>(t.evm_percent));
+    }
+    pmt::pmt_t dict = pmt::make_dict();
+    dict = pmt::dict_add(dict, pmt::mp("channel"), pmt::from_uint64(stats().channels));
+    dict = pmt::dict_add(dict, pmt::mp("symbols"), pmt::from_uint64(d_quality->symbols()));
+    dict = pmt::dict_add(dict, pmt::mp("sinr_db"), pmt::init_f32vector(sinr.size(), sinr));
+    dict = pmt::dict_add(dict, pmt::mp("evm_percent"), pmt::init_f32vector(evm.size(), evm));
+    this->message_port_pub(pmt::mp(quality_port()), dict);
+    d_quality->reset();
 }
 
 template <class Api>
@@ -474,6 +625,11 @@ int detector_block<Api>::work(int noutput_items,
 
     int in_flight_from = -1; // first item of the batch left in flight, if any
     auto submit = [&](int from, int to) {
+        if (d_extra.any()) { // x_hat too: synchronous, on the CPU and the GPU
+            detect_with_extras(in, from, to, output_items);
+            in_flight_from = -1;
+            return;
+        }
         const std::size_t n = static_cast<std::size_t>(to - from);
         if (d_detector->submit_llrs(in + static_cast<std::size_t>(from) * dims.rx_items(),
                                     n,
@@ -499,6 +655,7 @@ int detector_block<Api>::work(int noutput_items,
             std::memset(out + static_cast<std::size_t>(done) * out_item,
                         0,
                         static_cast<std::size_t>(end - done) * out_item);
+            erase_extras(done, end, output_items);
             d_erased_items += static_cast<std::uint64_t>(end - done);
         }
         done = end;

@@ -40,7 +40,9 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
                                         int streams,
                                         const std::string& precision,
                                         const std::string& llr_type,
-                                        double llr_int8_scale)
+                                        double llr_int8_scale,
+                                        bool equalized_output,
+                                        bool quality_output)
 {
     core::DetectorConfig c = block_config("mmse_detector",
                                           num_antennas,
@@ -62,12 +64,15 @@ mmse_detector::sptr mmse_detector::make(int num_antennas,
     c.precision = parse_block_precision("mmse_detector", precision);
     c.validate();
     return gnuradio::make_block_sptr<mmse_detector_impl>(
-        c, parse_llr_items("mmse_detector", llr_type, llr_int8_scale));
+        c, parse_llr_items("mmse_detector", llr_type, llr_int8_scale),
+        extra_outputs{ equalized_output, quality_output });
 }
 
-mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
-    : gr::sync_block("mmse_detector", items_in(config), llrs_out(config, llr)),
-      detector_block<mmse_detector>(config, llr)
+mmse_detector_impl::mmse_detector_impl(const core::DetectorConfig& config,
+                                       const llr_items& llr,
+                                       const extra_outputs& extra)
+    : gr::sync_block("mmse_detector", items_in(config), llrs_out(config, llr, extra)),
+      detector_block<mmse_detector>(config, llr, extra)
 {
 }
 

@@ -16,7 +16,9 @@ namespace mimodet {
 class mmse_detector_impl : public detector_block<mmse_detector>
 {
 public:
-    mmse_detector_impl(const ::mimodet::DetectorConfig& config, const llr_items& llr);
+    mmse_detector_impl(const ::mimodet::DetectorConfig& config,
+                       const llr_items& llr,
+                       const extra_outputs& extra);
 
     std::string mode() const override;
     void set_mode(const std::string& mode) override;

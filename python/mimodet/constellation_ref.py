@@ -54,17 +54,26 @@ def demap_maxlog(modulation, z, rho):
     return llr
 
 
-def mmse_llrs(modulation, h, y, n0):
-    """Exact soft-output MMSE (li2015 II-B) for one OFDM symbol.
+def mmse_estimates(h, y, n0):
+    """Exact MMSE (li2015 II-B/C) for one OFDM symbol: the bias-free estimates x_hat /
+    lambda and the post-equalizer SINR rho, each [N_sc, U].
 
-    h: [N_sc, B, U], y: [N_sc, B] -> LLRs [N_sc, U, q]."""
+    h: [N_sc, B, U], y: [N_sc, B]."""
     n_sc, _, u = h.shape
-    out = []
+    est, sinr = [], []
     for k in range(n_sc):
         g = h[k].conj().T @ h[k]
         a_inv = np.linalg.inv(g + n0 * np.eye(u))
         x_hat = a_inv @ (h[k].conj().T @ y[k])
         lam = np.real(np.diag(a_inv @ g))
-        rho = lam / (1 - lam)
-        out.append(demap_maxlog(modulation, x_hat / lam, rho))
-    return np.array(out)
+        est.append(x_hat / lam)
+        sinr.append(lam / (1 - lam))
+    return np.array(est), np.array(sinr)
+
+
+def mmse_llrs(modulation, h, y, n0):
+    """Exact soft-output MMSE (li2015 II-B) for one OFDM symbol.
+
+    h: [N_sc, B, U], y: [N_sc, B] -> LLRs [N_sc, U, q]."""
+    est, rho = mmse_estimates(h, y, n0)
+    return np.array([demap_maxlog(modulation, est[k], rho[k]) for k in range(len(est))])

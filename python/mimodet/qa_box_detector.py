@@ -8,14 +8,15 @@ import numpy as np
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
-from gnuradio.mimodet.testing import BACKEND, implementation, narrow_llrs, run_with_llr_type
+from gnuradio.mimodet.testing import (BACKEND, constellation_clouds, implementation,
+                                      narrow_llrs, run_with_displays, run_with_llr_type)
 
 channel_tags = mimodet.channel_tags
 
 
-def box_llrs(modulation, h, y, n0, iterations=20, accelerated=True):
+def box_estimates(modulation, h, y, n0, iterations=20, accelerated=True):
     """BOX from the unbiased LMMSE estimate, FISTA momentum, tau = 1 / (largest absolute
-    row sum of G), then max-log with exact MMSE's SINR (numpy, float64): [U][q]."""
+    row sum of G) (numpy, float64): the estimates x and exact MMSE's SINR rho, [U] each."""
     pts = ref.points(modulation)
     a = np.max(np.abs(pts.real))
     clip = lambda z: np.clip(z.real, -a, a) + 1j * np.clip(z.imag, -a, a)
@@ -35,7 +36,13 @@ def box_llrs(modulation, h, y, n0, iterations=20, accelerated=True):
         v = x + beta * (x - previous)
         previous = x
         x = clip(v - tau * (g @ v - y_mf))
-    return ref.demap_maxlog(modulation, x, rho)
+    return x, rho
+
+
+def box_llrs(modulation, h, y, n0, iterations=20, accelerated=True):
+    """box_estimates demapped by max-log with exact MMSE's SINR: [U][q]."""
+    return ref.demap_maxlog(modulation, *box_estimates(modulation, h, y, n0, iterations,
+                                                       accelerated))
 
 
 class qa_box_detector(gr_unittest.TestCase):
@@ -165,6 +172,31 @@ class qa_box_detector(gr_unittest.TestCase):
             got, det = run_with_llr_type(make, y, channel_tags(h, n0), llr_type, max_items=2)
             self.assertEqual(det.llr_type(), llr_type)
             np.testing.assert_array_equal(got, narrow_llrs(floats, llr_type), llr_type)
+
+    def test_021_equalised_symbols_are_the_box_estimates(self):
+        # equalized_output / quality_output (as mmse_detector's test_018): BOX's own
+        # estimates, inside the box, with LMMSE's SINR; the LLRs unchanged.
+        n_sc, b, u = 16, 8, 8
+        h, y, n0, _ = self.problem(n_sc, b, u, "qpsk", 4, 25.0)
+        make = lambda: mimodet.box_detector(b, u, n_sc, "qpsk", 20, "lmmse", True, 0.0,
+                                            BACKEND, equalized_output=True,
+                                            quality_output=True)
+        out = run_with_displays(make, y, channel_tags(h, n0), max_items=3)
+        plain, _ = run_with_llr_type(
+            lambda t: mimodet.box_detector(b, u, n_sc, "qpsk", 20, "lmmse", True, 0.0,
+                                           BACKEND), y, channel_tags(h, n0), "float",
+            max_items=3)
+        np.testing.assert_array_equal(out["llr"].ravel(), plain)
+        want = [box_estimates("qpsk", h[k], y[s, k], n0) for s in range(4) for k in range(n_sc)]
+        x = np.array([w[0] for w in want]).reshape(4, -1)
+        np.testing.assert_allclose(out["sym"], x, atol=1e-3)
+        self.assertLessEqual(np.max(np.abs(out["sym"].real)), 1 / np.sqrt(2) + 1e-6)
+        counts, spread = constellation_clouds(out["sym"], "qpsk")
+        self.assertTrue(np.all(counts > 0))
+        self.assertLess(spread, 0.5)
+        rho = np.array([w[1] for w in want[:n_sc]])
+        np.testing.assert_allclose(out["sinr_db"][0], 10 * np.log10(rho.mean(axis=0)), atol=1e-3)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_box_detector)

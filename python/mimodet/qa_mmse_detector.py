@@ -9,7 +9,8 @@ import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
-from gnuradio.mimodet.testing import BACKEND, implementation, narrow_llrs, run_with_llr_type
+from gnuradio.mimodet.testing import (BACKEND, constellation_clouds, implementation,
+                                      narrow_llrs, run_with_displays, run_with_llr_type)
 
 # The tag helpers of the package, under the names the tests use.
 make_tag = mimodet.make_tag
@@ -290,6 +291,67 @@ class qa_mmse_detector(gr_unittest.TestCase):
                          dict(llr_int8_scale=float("inf"))):
             with self.assertRaises(ValueError, msg=str(bad_args)):
                 mimodet.mmse_detector(b, u, n_sc, **bad_args)
+
+    def test_018_equalised_symbols_and_quality_outputs(self):
+        # equalized_output / quality_output: the bias-free MMSE estimates of the numpy
+        # reference, a 16-QAM user at 20 dB as 16 separate clouds, the SINR the LLRs
+        # assume per user, EVM per item, and a "quality" message per frame; the LLRs are
+        # those of the block without the outputs. Three channels, an erased item (a
+        # malformed channel tag), several work() calls.
+        n_sc, b, u, snr = 64, 8, 2, 20.0
+        frames = [self.problem(n_sc, b, u, "16qam", 5, snr) for _ in range(3)]
+        y = np.concatenate([f[1] for f in frames])
+        n0 = frames[0][2]
+        tags = sum((channel_tags(f[0], n0, 5 * k) for k, f in enumerate(frames)), [])
+        make = lambda: mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND,
+                                             equalized_output=True, quality_output=True)
+        out = run_with_displays(make, y, tags, max_items=4)
+        plain, _ = run_with_llr_type(
+            lambda t: mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND), y, tags,
+            "float", max_items=4)
+        np.testing.assert_array_equal(out["llr"].ravel(), plain)
+        est, rho = zip(*[ref.mmse_estimates(f[0], f[1][s], n0) for f in frames
+                         for s in range(5)])
+        np.testing.assert_allclose(out["sym"], np.array(est).reshape(15, -1), atol=2e-4)
+        counts, spread = constellation_clouds(out["sym"], "16qam")
+        self.assertTrue(np.all(counts > 0), counts)
+        self.assertLess(spread, 0.5)
+        # SINR: 10 log10 of the mean over subcarriers, the channel's for each of its items
+        rho = np.array(rho).reshape(15, n_sc, u)
+        np.testing.assert_allclose(out["sinr_db"], 10 * np.log10(rho.mean(axis=1)), atol=1e-3)
+        # EVM per item: to the nearest point (decision-directed), in percent
+        pts = ref.points("16qam")
+        z = out["sym"].reshape(15, n_sc, u)
+        err = np.abs(z[..., None] - pts).min(axis=-1) ** 2
+        np.testing.assert_allclose(out["evm"], 100 * np.sqrt(err.mean(axis=1)), rtol=1e-4)
+        # A message per frame that has ended (the last one's, published at stop, may
+        # not reach the sink before the flowgraph is gone).
+        msgs = out["messages"]
+        self.assertGreaterEqual(len(msgs), 2)
+        for k, m in enumerate(msgs):
+            self.assertEqual(m["symbols"], 5)
+            self.assertEqual(m["channel"], k + 1)
+            np.testing.assert_allclose(m["sinr_db"], out["sinr_db"][5 * k], atol=1e-4)
+            err_f = err[5 * k:5 * k + 5]
+            np.testing.assert_allclose(m["evm_percent"],
+                                       100 * np.sqrt(err_f.mean(axis=(0, 1))), rtol=1e-4)
+
+    def test_019_displays_of_items_without_a_channel_are_zero_and_nan(self):
+        n_sc, b, u = 8, 4, 2
+        h, y, n0, _ = self.problem(n_sc, b, u, "qpsk", 4, 20.0)
+        bad = [make_tag(2, "mimo_h", pmt.init_c32vector(3, [1j, 2j, 3j]))]
+        make = lambda: mimodet.mmse_detector(b, u, n_sc, "qpsk", "zf", 3, BACKEND,
+                                             equalized_output=True, quality_output=True)
+        out = run_with_displays(make, y, channel_tags(h, n0, 0) + bad)
+        self.assertTrue(np.all(out["sym"][2:] == 0) and np.all(out["sym"][:2] != 0))
+        self.assertTrue(np.all(np.isnan(out["sinr_db"][2:])) and np.all(np.isnan(out["evm"][2:])))
+        self.assertTrue(np.all(np.isfinite(out["sinr_db"][:2])))
+        self.assertEqual(out["det"].erased_items(), 2)
+        # With only quality_output, SINR and EVM are outputs 1 and 2.
+        det = mimodet.mmse_detector(b, u, n_sc, quality_output=True)
+        sig = det.output_signature()
+        self.assertEqual([sig.sizeof_stream_item(i) for i in range(sig.max_streams())],
+                         [n_sc * u * 4 * 4, u * 4, u * 4])
 
     def test_009_wrong_vector_length_is_refused_at_connect(self):
         det = mimodet.mmse_detector(8, 2, 16)

@@ -91,3 +91,60 @@ def run_with_llr_type(make_detector, y, tags, llr_type, max_items=None):
     if llr_type == "fp16":
         return (data & 0xFFFF).astype(np.uint16).view(np.int16), det
     return data, det
+
+
+def constellation_clouds(symbols, modulation):
+    """How equalised symbols cluster around the constellation points. Returns (counts,
+    spread): per point, the estimates nearest to it (exact zeros, erased, are left out),
+    and the largest RMS distance of a point's estimates to it relative to half the
+    minimum distance between points. The constellation shows as separate clouds, one per
+    point, when every count is > 0 and spread is well under 1 (< 0.5)."""
+    import numpy as np
+    from gnuradio.mimodet import constellation_ref as ref
+
+    z = np.asarray(symbols).ravel()
+    z = z[z != 0]
+    pts = ref.points(modulation)
+    nearest = np.abs(z[:, None] - pts[None, :]).argmin(axis=1)
+    counts = np.bincount(nearest, minlength=len(pts))
+    d = np.abs(pts[:, None] - pts[None, :])
+    half_dmin = d[d > 0].min() / 2
+    spread = max(np.sqrt(np.mean(np.abs(z[nearest == k] - pts[k]) ** 2))
+                 for k in range(len(pts)) if counts[k])
+    return counts, spread / half_dmin
+
+
+def run_with_displays(make_detector, y, tags, max_items=None):
+    """A fresh flowgraph: vector source of y [n_sym][N_sc][B] with tags -> the block that
+    make_detector() makes with equalized_output and quality_output on -> sinks. Returns
+    a dict: llr [n_sym, N_sc*U*bits], sym [n_sym, N_sc*U], sinr_db and evm [n_sym, U],
+    messages (the "quality" dicts as Python dicts), det."""
+    import numpy as np
+    import pmt
+    from gnuradio import blocks, gr
+
+    tb = gr.top_block()
+    det = make_detector()
+    vlen = y.shape[1] * y.shape[2]
+    src = blocks.vector_source_c(y.astype(np.complex64).ravel().tolist(), False, vlen, tags)
+    sig = det.output_signature()
+    llr = blocks.vector_sink_f(sig.sizeof_stream_item(0) // 4)
+    sym = blocks.vector_sink_c(sig.sizeof_stream_item(1) // 8)
+    sinr = blocks.vector_sink_f(sig.sizeof_stream_item(2) // 4)
+    evm = blocks.vector_sink_f(sig.sizeof_stream_item(3) // 4)
+    debug = blocks.message_debug()
+    if max_items:
+        det.set_max_noutput_items(max_items)
+    tb.connect(src, det)
+    for port, sink in enumerate((llr, sym, sinr, evm)):
+        tb.connect((det, port), sink)
+    tb.msg_connect((det, "quality"), (debug, "store"))
+    tb.run()
+    users = sig.sizeof_stream_item(2) // 4
+    n = y.shape[0]
+    messages = [pmt.to_python(debug.get_message(i)) for i in range(debug.num_messages())]
+    return dict(llr=np.array(llr.data()).reshape(n, -1),
+                sym=np.array(sym.data()).reshape(n, -1),
+                sinr_db=np.array(sinr.data()).reshape(n, users),
+                evm=np.array(evm.data()).reshape(n, users),
+                messages=messages, det=det)

@@ -171,6 +171,75 @@ TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
     }
 }
 
+struct DisplayRun {
+    std::vector<float> llrs, sinr_db, evm;
+    std::vector<cf32> symbols;
+};
+
+//! mmse_detector (chol) with equalized_output and quality_output on.
+DisplayRun run_mmse_displays(const std::string& backend,
+                             const mimodet::ChannelSimConfig& c,
+                             const std::vector<cf32>& y,
+                             const std::vector<gr::tag_t>& tags,
+                             int max_items)
+{
+    auto det = gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
+                                                static_cast<int>(c.num_users),
+                                                static_cast<int>(c.num_subcarriers),
+                                                "16qam", "chol", 3, backend, true, 0.0f, 0,
+                                                std::vector<int>{ 0 }, 3, "fp32", "float",
+                                                8.0, true, true);
+    const mimodet::Dims d = c.dims();
+    auto tb = gr::make_top_block("displays");
+    auto src = gr::blocks::vector_source_c::make(
+        y, false, static_cast<int>(d.rx_items()), tags);
+    det->set_max_noutput_items(max_items);
+    auto llr = gr::blocks::vector_sink_f::make(static_cast<int>(d.llr_items()));
+    auto sym = gr::blocks::vector_sink_c::make(static_cast<int>(d.symbol_items()));
+    auto sinr = gr::blocks::vector_sink_f::make(static_cast<int>(d.num_users));
+    auto evm = gr::blocks::vector_sink_f::make(static_cast<int>(d.num_users));
+    tb->connect(src, 0, det, 0);
+    tb->connect(det, 0, llr, 0);
+    tb->connect(det, 1, sym, 0);
+    tb->connect(det, 2, sinr, 0);
+    tb->connect(det, 3, evm, 0);
+    tb->run();
+    return { llr->data(), sinr->data(), evm->data(), sym->data() };
+}
+
+// The display outputs (docs/signal-quality.md) of the GPU block are the CPU block's, and
+// its LLRs with them on are those of the block without them.
+TEST(GpuFlowgraph, MmseDetectorDisplaysMatchTheCpu)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::ChannelSimConfig c;
+    c.num_antennas = 16;
+    c.num_users = 4;
+    c.num_subcarriers = 64;
+    c.symbols_per_frame = 7;
+    c.snr_db = 20.0;
+    c.seed = 41;
+    std::vector<cf32> y;
+    std::vector<gr::tag_t> tags;
+    three_frames(c, y, tags);
+    for (int max_items : { 3, 64 }) {
+        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
+        const DisplayRun cpu = run_mmse_displays("cpu", c, y, tags, max_items);
+        const DisplayRun gpu = run_mmse_displays("cuda", c, y, tags, max_items);
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+        expect_same_llrs(gpu.llrs, run_mmse("cuda", c, y, tags, max_items).llrs);
+        ASSERT_EQ(gpu.symbols.size(), 21u * c.dims().symbol_items());
+        ASSERT_EQ(gpu.symbols.size(), cpu.symbols.size());
+        for (std::size_t i = 0; i < cpu.symbols.size(); ++i)
+            ASSERT_LT(std::abs(gpu.symbols[i] - cpu.symbols[i]), 1e-4f) << i;
+        ASSERT_EQ(gpu.sinr_db.size(), 21u * c.num_users);
+        for (std::size_t i = 0; i < cpu.sinr_db.size(); ++i) {
+            EXPECT_NEAR(gpu.sinr_db[i], cpu.sinr_db[i], 1e-3f) << i;
+            EXPECT_NEAR(gpu.evm[i], cpu.evm[i], 1e-2f) << i;
+        }
+    }
+}
+
 struct UplinkRun {
     std::vector<float> llrs;
     std::vector<gr::tag_t> tags;

@@ -59,6 +59,15 @@ public:
      *        CPU and across several GPUs they are rounded on the host).
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
+     * \param equalized_output add output 1: per item the bias-free equalised symbols
+     *        [N_sc][U] complex64 (BOX's estimates, inside the constellation's box, 0
+     *        where erased), for a constellation display (docs/signal-quality.md)
+     * \param quality_output add two outputs (after the symbols, if on): per item and
+     *        user the SINR the LLRs assume (LMMSE's, dB, [U] float32) and the EVM
+     *        of that item's estimates (RMS %, decision-directed, [U] float32); and on
+     *        message port "quality" per frame (the items of one channel) a dict
+     *        {channel, symbols, sinr_db, evm_percent}. Both off: no cost, and on a GPU
+     *        the batches stay pipelined; on: each work() call waits for its items.
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -76,7 +85,9 @@ public:
                      int streams = 3,
                      const std::string& precision = "fp32",
                      const std::string& llr_type = "float",
-                     double llr_int8_scale = 8.0);
+                     double llr_int8_scale = 8.0,
+                     bool equalized_output = false,
+                     bool quality_output = false);
 
     virtual int iterations() const = 0;
     //! Takes effect from the next work() call; the channel is kept.

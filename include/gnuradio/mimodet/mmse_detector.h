@@ -67,6 +67,15 @@ public:
      *        CPU and across several GPUs they are rounded on the host).
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
+     * \param equalized_output add output 1: per item the bias-free equalised symbols
+     *        [N_sc][U] complex64 (x_hat / lambda: the estimates the demapper reads, 0 where
+     *        erased), for a constellation display (docs/signal-quality.md)
+     * \param quality_output add two outputs (after the symbols, if on): per item and
+     *        user the post-equalizer SINR the LLRs assume (dB, [U] float32) and the EVM
+     *        of that item's estimates (RMS %, decision-directed, [U] float32); and on
+     *        message port "quality" per frame (the items of one channel) a dict
+     *        {channel, symbols, sinr_db, evm_percent}. Both off: no cost, and on a GPU
+     *        the batches stay pipelined; on: each work() call waits for its items.
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -82,7 +91,9 @@ public:
                      int streams = 3,
                      const std::string& precision = "fp32",
                      const std::string& llr_type = "float",
-                     double llr_int8_scale = 8.0);
+                     double llr_int8_scale = 8.0,
+                     bool equalized_output = false,
+                     bool quality_output = false);
 
     virtual std::string mode() const = 0;
     //! Switches mode (chol, cg, cr, zf) between work() calls; the channel in force is

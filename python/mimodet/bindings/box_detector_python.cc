@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(box_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(0532f9a26b94de4a05e511041099d593) */
+/* BINDTOOL_HEADER_FILE_HASH(604e41f060fc8c1fdcb7e650d051c3aa) */
 
 #include <gnuradio/mimodet/box_detector.h>
 #include <pybind11/pybind11.h>
@@ -46,7 +46,9 @@ void bind_box_detector(py::module& m)
              py::arg("streams") = 3,
              py::arg("precision") = "fp32",
              py::arg("llr_type") = "float",
-             py::arg("llr_int8_scale") = 8.0)
+             py::arg("llr_int8_scale") = 8.0,
+             py::arg("equalized_output") = false,
+             py::arg("quality_output") = false)
         .def("iterations", &box_detector::iterations)
         .def("set_iterations", &box_detector::set_iterations, py::arg("iterations"))
         .def("start", &box_detector::start)

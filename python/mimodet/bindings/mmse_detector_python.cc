@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(6c1cbb41deea93aa03d605ede1f836ed) */
+/* BINDTOOL_HEADER_FILE_HASH(0d647070fba82928b3f6e18adb15aab9) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>
@@ -44,7 +44,9 @@ void bind_mmse_detector(py::module& m)
              py::arg("streams") = 3,
              py::arg("precision") = "fp32",
              py::arg("llr_type") = "float",
-             py::arg("llr_int8_scale") = 8.0)
+             py::arg("llr_int8_scale") = 8.0,
+             py::arg("equalized_output") = false,
+             py::arg("quality_output") = false)
         .def("mode", &mmse_detector::mode)
         .def("set_mode", &mmse_detector::set_mode, py::arg("mode"))
         .def("iterations", &mmse_detector::iterations)
