@@ -10,26 +10,46 @@
 namespace gr {
 namespace mimodet {
 
-ber_meter::sptr ber_meter::make(int vlen, bool llr_positive_means_one, int report_period)
+ber_meter::sptr ber_meter::make(int vlen,
+                                bool llr_positive_means_one,
+                                int report_period,
+                                int num_users,
+                                int bits_per_symbol)
 {
     if (vlen <= 0)
         throw std::invalid_argument("ber_meter: vlen must be > 0, got " +
                                     std::to_string(vlen));
     if (report_period < 0)
         throw std::invalid_argument("ber_meter: report_period must be >= 0");
+    if (num_users < 0 || bits_per_symbol < 0 || (num_users > 0) != (bits_per_symbol > 0) ||
+        (num_users > 0 && vlen % (num_users * bits_per_symbol) != 0))
+        throw std::invalid_argument(
+            "ber_meter: num_users and bits_per_symbol must both be 0 (no per-user output) "
+            "or both > 0 with vlen a multiple of their product, got num_users " +
+            std::to_string(num_users) + ", bits_per_symbol " +
+            std::to_string(bits_per_symbol) + ", vlen " + std::to_string(vlen));
     return gnuradio::make_block_sptr<ber_meter_impl>(
-        vlen, llr_positive_means_one, report_period);
+        vlen, llr_positive_means_one, report_period, num_users, bits_per_symbol);
 }
 
-ber_meter_impl::ber_meter_impl(int vlen, bool llr_positive_means_one, int report_period)
+ber_meter_impl::ber_meter_impl(int vlen,
+                               bool llr_positive_means_one,
+                               int report_period,
+                               int num_users,
+                               int bits_per_symbol)
     : gr::sync_block("ber_meter",
                      gr::io_signature::make2(
                          2, 2, sizeof(float) * vlen, sizeof(std::uint8_t) * vlen),
-                     gr::io_signature::make(0, 0, 0)),
+                     num_users > 0
+                         ? gr::io_signature::make(1, 1, sizeof(float) * num_users)
+                         : gr::io_signature::make(0, 0, 0)),
       d_vlen(static_cast<std::size_t>(vlen)),
       d_positive_means_one(llr_positive_means_one),
       d_report_period(static_cast<std::uint64_t>(report_period)),
-      d_port(pmt::mp("ber"))
+      d_port(pmt::mp("ber")),
+      d_users(static_cast<std::size_t>(num_users)),
+      d_bits_per_symbol(static_cast<std::size_t>(bits_per_symbol)),
+      d_user_errors(d_users)
 {
     message_port_register_out(d_port);
 }
@@ -80,12 +100,31 @@ int ber_meter_impl::work(int noutput_items,
     const auto* ref = static_cast<const std::uint8_t*>(input_items[1]);
     const std::size_t n = static_cast<std::size_t>(noutput_items) * d_vlen;
     std::uint64_t errors = 0, erasures = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    auto wrong = [&](std::size_t i) {
         const float l = llr[i];
         const bool erased = l == 0.0f || l != l; // a NaN carries no information either
         const int decided = d_positive_means_one ? (l > 0.0f) : (l < 0.0f);
         erasures += erased;
-        errors += (erased || decided != (ref[i] & 1)) ? 1 : 0;
+        return (erased || decided != (ref[i] & 1)) ? 1u : 0u;
+    };
+    if (d_users == 0) {
+        for (std::size_t i = 0; i < n; ++i)
+            errors += wrong(i);
+    } else {
+        // [N_sc][U][bits]: bit i belongs to user (i / bits) mod U
+        auto* out = static_cast<float*>(output_items[0]);
+        const std::size_t per_user = d_vlen / d_users; // bits of a user in one item
+        for (int item = 0; item < noutput_items; ++item) {
+            std::fill(d_user_errors.begin(), d_user_errors.end(), 0);
+            const std::size_t first = static_cast<std::size_t>(item) * d_vlen;
+            for (std::size_t i = 0; i < d_vlen; ++i)
+                d_user_errors[(i / d_bits_per_symbol) % d_users] += wrong(first + i);
+            for (std::size_t u = 0; u < d_users; ++u) {
+                errors += d_user_errors[u];
+                out[static_cast<std::size_t>(item) * d_users + u] =
+                    static_cast<float>(d_user_errors[u]) / static_cast<float>(per_user);
+            }
+        }
     }
     std::lock_guard<std::mutex> lock(d_mutex);
     d_bits += n;

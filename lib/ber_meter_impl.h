@@ -9,6 +9,7 @@
 
 #include <gnuradio/mimodet/ber_meter.h>
 #include <mutex>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -22,11 +23,17 @@ private:
     std::uint64_t d_bits = 0, d_errors = 0, d_erasures = 0, d_items_since_report = 0;
     mutable std::mutex d_mutex;
     const pmt::pmt_t d_port;
+    const std::size_t d_users, d_bits_per_symbol; // per-user output when d_users > 0
+    std::vector<std::uint64_t> d_user_errors;     // scratch: one item's errors per user
 
     void publish();
 
 public:
-    ber_meter_impl(int vlen, bool llr_positive_means_one, int report_period);
+    ber_meter_impl(int vlen,
+                   bool llr_positive_means_one,
+                   int report_period,
+                   int num_users,
+                   int bits_per_symbol);
 
     double ber() const override;
     std::uint64_t bits() const override;

@@ -52,6 +52,25 @@ class qa_ber_meter(gr_unittest.TestCase):
         self.tb.run()
         self.assertEqual(meter.bit_errors(), 0)
 
+    def test_004_per_user_ber_output(self):
+        # [N_sc 2][U 2][bits 2] per item: user 1 has bits 2, 3, 6, 7 of each item.
+        llr = np.array([1, 1, -1, -1, 1, 1, -1, -1,   # item 0: all right
+                        -1, 1, 1, 0, -1, -1, -1, -1],  # item 1: errors 0, 2, 3 (erased), 4, 5
+                       dtype=np.float32)
+        ref = [1, 1, 0, 0, 1, 1, 0, 0] * 2
+        meter = mimodet.ber_meter(8, True, 0, 2, 2)
+        sink = blocks.vector_sink_f(2)
+        self.tb.connect(blocks.vector_source_f(llr.tolist(), False, 8), (meter, 0))
+        self.tb.connect(blocks.vector_source_b(ref, False, 8), (meter, 1))
+        self.tb.connect(meter, sink)
+        self.tb.run()
+        np.testing.assert_allclose(sink.data(), [0, 0, 3 / 4, 2 / 4])
+        self.assertEqual(meter.bit_errors(), 5)
+        self.assertEqual(meter.erasures(), 1)
+        for users, bits in ((2, 0), (0, 2), (3, 2), (-1, 0)):
+            with self.assertRaises(ValueError, msg=str((users, bits))):
+                mimodet.ber_meter(8, True, 0, users, bits)
+
     def test_003_bad_vlen(self):
         with self.assertRaisesRegex(ValueError, "vlen"):
             mimodet.ber_meter(0)

@@ -34,8 +34,17 @@ public:
      * \param vlen bits per item (N_sc * U * bits per symbol for the detector's output)
      * \param llr_positive_means_one sign convention of the LLRs
      * \param report_period items between "ber" messages, 0 = none
+     * \param num_users with bits_per_symbol > 0: an output of num_users float32 per
+     *        item, each user's fraction of bits in error in that item (erasures count as
+     *        errors), for the detector's layout [N_sc][U][bits]; vlen must be a multiple
+     *        of num_users * bits_per_symbol. 0: no output.
+     * \param bits_per_symbol bits of each user's symbol (with num_users)
      */
-    static sptr make(int vlen, bool llr_positive_means_one = true, int report_period = 0);
+    static sptr make(int vlen,
+                     bool llr_positive_means_one = true,
+                     int report_period = 0,
+                     int num_users = 0,
+                     int bits_per_symbol = 0);
 
     virtual double ber() const = 0;
     virtual std::uint64_t bits() const = 0;

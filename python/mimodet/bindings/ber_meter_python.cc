@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ber_meter.h)                                               */
-/* BINDTOOL_HEADER_FILE_HASH(cf0f7028c4962fd07d24e2c8d9f96888) */
+/* BINDTOOL_HEADER_FILE_HASH(4dc8d173182d3a62ed5e28571fc0e7de) */
 
 #include <gnuradio/mimodet/ber_meter.h>
 #include <pybind11/pybind11.h>
@@ -30,7 +30,9 @@ void bind_ber_meter(py::module& m)
         .def(py::init(&ber_meter::make),
              py::arg("vlen"),
              py::arg("llr_positive_means_one") = true,
-             py::arg("report_period") = 0)
+             py::arg("report_period") = 0,
+             py::arg("num_users") = 0,
+             py::arg("bits_per_symbol") = 0)
         .def("ber", &ber_meter::ber)
         .def("bits", &ber_meter::bits)
         .def("bit_errors", &ber_meter::bit_errors)
