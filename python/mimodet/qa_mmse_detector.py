@@ -309,7 +309,9 @@ class qa_mmse_detector(gr_unittest.TestCase):
         plain, _ = run_with_llr_type(
             lambda t: mimodet.mmse_detector(b, u, n_sc, "16qam", "chol", 3, BACKEND), y, tags,
             "float", max_items=4)
-        np.testing.assert_array_equal(out["llr"].ravel(), plain)
+        # (on a GPU the detect path with x_hat and the queued one without may round
+        # differently: float tolerance)
+        np.testing.assert_allclose(out["llr"].ravel(), plain, rtol=1e-5, atol=1e-5)
         est, rho = zip(*[ref.mmse_estimates(f[0], f[1][s], n0) for f in frames
                          for s in range(5)])
         np.testing.assert_allclose(out["sym"], np.array(est).reshape(15, -1), atol=2e-4)
