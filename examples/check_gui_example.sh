@@ -9,7 +9,9 @@ shift 5
 mkdir -p "$outdir"
 "$grcc" -o "$outdir" "$grc"
 name=$(basename "$grc" .grc)
+status=0
 output=$(QT_QPA_PLATFORM=offscreen "$python" -u -m gnuradio.mimodet.screenshot \
-  "$outdir/$name.py" --png "$outdir/$name.png" "$@" 2>&1)
+  "$outdir/$name.py" --png "$outdir/$name.png" "$@" 2>&1) || status=$?
 printf '%s\n' "$output"
+[ "$status" = 0 ] || { echo "the flowgraph failed (exit $status)" >&2; exit 1; }
 printf '%s\n' "$output" | grep -Eq "$expected" || { echo "expected a line matching: $expected" >&2; exit 1; }

@@ -328,6 +328,7 @@ void detector_block<Api>::rebuild_detector(const core::DetectorConfig& config)
         detector->set_channel(channel_data(d_h), static_cast<float>(d_n0));
     if (d_detector) {
         d_detector->complete(); // its batch in flight lands before it goes
+        publish_quality(); // a frame's quality is one detector's
         d_past_stats +=
             d_detector->stats(); // the counters stay cumulative across rebuilds
         if (d_channel_valid)

@@ -27,8 +27,9 @@ void remove_bias(cf32* x, std::size_t n_symbols, const float* unbias, const Dims
 
 //! One user's quality over the estimates counted.
 struct UserQuality {
-    /*! 10 log10 of the mean, over the user's usable subcarriers, of the linear
-     * post-equalizer SINR the detector's LLRs assume (NaN: none usable). */
+    /*! 10 log10 of the harmonic mean, over the user's usable subcarriers, of the linear
+     * post-equalizer SINR the detector's LLRs assume: 1 over the mean error variance it
+     * assumes, which EVM^2 measures (NaN: none usable). */
     double sinr_db = std::numeric_limits<double>::quiet_NaN();
     /*! RMS EVM in percent: the RMS distance of the bias-free estimates to their nearest
      * constellation point, relative to the constellation's RMS amplitude (1). Decided

@@ -195,7 +195,8 @@ class qa_box_detector(gr_unittest.TestCase):
         self.assertTrue(np.all(counts > 0))
         self.assertLess(spread, 0.5)
         rho = np.array([w[1] for w in want[:n_sc]])
-        np.testing.assert_allclose(out["sinr_db"][0], 10 * np.log10(rho.mean(axis=0)), atol=1e-3)
+        np.testing.assert_allclose(out["sinr_db"][0], -10 * np.log10((1 / rho).mean(axis=0)),
+                                   atol=1e-3)
 
 
 if __name__ == "__main__":

@@ -296,8 +296,8 @@ class qa_mmse_detector(gr_unittest.TestCase):
         # equalized_output / quality_output: the bias-free MMSE estimates of the numpy
         # reference, a 16-QAM user at 20 dB as 16 separate clouds, the SINR the LLRs
         # assume per user, EVM per item, and a "quality" message per frame; the LLRs are
-        # those of the block without the outputs. Three channels, an erased item (a
-        # malformed channel tag), several work() calls.
+        # those of the block without the outputs. Three channels, several work() calls
+        # (erased items: test_019).
         n_sc, b, u, snr = 64, 8, 2, 20.0
         frames = [self.problem(n_sc, b, u, "16qam", 5, snr) for _ in range(3)]
         y = np.concatenate([f[1] for f in frames])
@@ -318,9 +318,11 @@ class qa_mmse_detector(gr_unittest.TestCase):
         counts, spread = constellation_clouds(out["sym"], "16qam")
         self.assertTrue(np.all(counts > 0), counts)
         self.assertLess(spread, 0.5)
-        # SINR: 10 log10 of the mean over subcarriers, the channel's for each of its items
+        # SINR: 10 log10 of the harmonic mean over subcarriers, the channel's for each of
+        # its items
         rho = np.array(rho).reshape(15, n_sc, u)
-        np.testing.assert_allclose(out["sinr_db"], 10 * np.log10(rho.mean(axis=1)), atol=1e-3)
+        np.testing.assert_allclose(out["sinr_db"], -10 * np.log10((1 / rho).mean(axis=1)),
+                                   atol=1e-3)
         # EVM per item: to the nearest point (decision-directed), in percent
         pts = ref.points("16qam")
         z = out["sym"].reshape(15, n_sc, u)

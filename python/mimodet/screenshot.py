@@ -130,6 +130,7 @@ def main(argv=None):
             status = 1
     if sink is not None:
         from .testing import constellation_clouds
+        # output 2: SINR, [U] float (quality_output; the probe needs equalized_output)
         users = det.output_signature().sizeof_stream_item(2) // 4
         data = np.asarray(sink.data(), np.complex64)
         z = data.reshape(-1, users)[:, args.user] if data.size else data

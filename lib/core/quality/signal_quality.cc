@@ -90,16 +90,17 @@ void SignalQuality::set_sinr(const float* sinr)
     const std::size_t u = d_dims.num_users;
     std::copy(sinr, sinr + d_sinr.size(), d_sinr.begin());
     for (std::size_t j = 0; j < u; ++j) {
-        double sum = 0.0;
+        // The harmonic mean: 1 / its mean error variance, which EVM^2 measures.
+        double inverse_sum = 0.0;
         std::size_t usable = 0;
         for (std::size_t sc = 0; sc < d_dims.num_subcarriers; ++sc) {
             const float r = d_sinr[sc * u + j];
             if (r > 0.0f && std::isfinite(r)) {
-                sum += r;
+                inverse_sum += 1.0 / static_cast<double>(r);
                 ++usable;
             }
         }
-        d_user_sinr_db[j] = usable ? 10.0 * std::log10(sum / static_cast<double>(usable))
+        d_user_sinr_db[j] = usable ? 10.0 * std::log10(static_cast<double>(usable) / inverse_sum)
                                    : std::numeric_limits<double>::quiet_NaN();
     }
 }

@@ -179,7 +179,7 @@ TEST(SignalQuality, PerSymbolOutputsAndErasedEstimatesAreSkipped)
     };
     float sinr_db[4], evm[4];
     q.add(x, 2, sinr_db, evm);
-    EXPECT_NEAR(sinr_db[0], 20.0f, 1e-4f);                        // mean(100, 100)
+    EXPECT_NEAR(sinr_db[0], 20.0f, 1e-4f);                        // harmonic mean(100, 100)
     EXPECT_NEAR(sinr_db[1], 10.0f * std::log10(300.0f), 1e-4f);   // sc 0 not usable
     EXPECT_NEAR(evm[0], 100.0f * std::sqrt((0.03f * 0.03f + 0.04f * 0.04f) / 2.0f), 1e-3f);
     EXPECT_TRUE(std::isnan(evm[1]));
