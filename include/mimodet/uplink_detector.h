@@ -60,6 +60,14 @@ struct UplinkOutput {
     //! int8: steps per unit of LLR (precision::llrs_to_int8; 8: steps of 1/8, |LLR| up
     //! to 15.875).
     float int8_scale = 8.0f;
+    //! Optional, for displays (docs/signal-quality.md): [max_frames][N_data][N_sc][U]
+    //! the bias-free equalised symbols (detect()'s x_hat through remove_bias with
+    //! Detector::equalizer_gains); 0 where a frame, subcarrier or user is erased. Not
+    //! for the sphere decoders (no linear estimate).
+    cf32* symbols = nullptr;
+    //! Optional, for displays: [max_frames][N_sc][U] the post-equalizer SINR (linear)
+    //! each frame's LLRs assume; 0 where erased or where the detector has none to give.
+    float* sinr = nullptr;
 };
 
 class UplinkDetector
@@ -74,7 +82,8 @@ public:
      * receives the sample a later call, on samples that continue these, should start
      * from: before it there is no frame that was not returned. sc16 samples give what
      * their float values (times sc16_scale) give as cf32; narrow LLRs are
-     * precision::llrs_to_int8 / llrs_to_fp16 of the float32 LLRs. */
+     * precision::llrs_to_int8 / llrs_to_fp16 of the float32 LLRs. out.symbols and
+     * out.sinr, when given, are written for the same frames. */
     virtual std::vector<DetectedFrame>
     process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) = 0;
     //! process() on cf32 samples with float32 LLRs.

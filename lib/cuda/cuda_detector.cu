@@ -1025,30 +1025,45 @@ DetectorStats CudaDetector::stats() const
 bool CudaDetector::equalizer_gains(float* unbias, float* sinr) const
 {
     Impl& m = *d_impl;
-    if (!m.has_channel || !m.a_formed || m.sphere())
+    DeviceGains g;
+    if (!device_gains(g))
         return false;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     const_cast<CudaDetector*>(this)->synchronize(); // the prepare kernel has written them
     const std::size_t nsc = m.dims.num_subcarriers, u = m.dims.num_users;
     std::vector<std::uint8_t> status(nsc);
+    MIMODET_CUDA_CHECK(cudaMemcpy(status.data(), g.status, nsc, cudaMemcpyDeviceToHost));
     MIMODET_CUDA_CHECK(
-        cudaMemcpy(status.data(), m.d_status, nsc, cudaMemcpyDeviceToHost));
+        cudaMemcpy(unbias, g.inv_lambda, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
     MIMODET_CUDA_CHECK(
-        cudaMemcpy(unbias, m.d_inv_lambda, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
-    MIMODET_CUDA_CHECK(
-        cudaMemcpy(sinr, m.d_rho, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
+        cudaMemcpy(sinr, g.sinr, nsc * u * sizeof(float), cudaMemcpyDeviceToHost));
+    finish_gains(unbias, sinr, status.data());
+    return true;
+}
+bool CudaDetector::device_gains(DeviceGains& gains) const
+{
+    const Impl& m = *d_impl;
+    if (!m.has_channel || !m.a_formed || m.sphere())
+        return false;
+    gains.inv_lambda = m.d_inv_lambda;
+    gains.sinr = m.d_rho;
+    gains.status = m.d_status;
+    return true;
+}
+void CudaDetector::finish_gains(float* unbias, float* sinr, const std::uint8_t* status) const
+{
+    const Impl& m = *d_impl;
+    const std::size_t nsc = m.dims.num_subcarriers, u = m.dims.num_users;
     for (std::size_t sc = 0; sc < nsc; ++sc)
         for (std::size_t i = sc * u; i < (sc + 1) * u; ++i) {
-            const bool bad = (status[sc] & kStatusBad) != 0;
             // BOX's x_hat is its own estimate of the point (as CpuBoxDetector's)
             if (m.box())
                 unbias[i] = unbias[i] > 0.0f ? 1.0f : 0.0f;
-            if (bad) {
+            if (status[sc] & kStatusBad) {
                 unbias[i] = 0.0f;
                 sinr[i] = 0.0f;
             }
         }
-    return true;
 }
 std::string CudaDetector::name() const
 {

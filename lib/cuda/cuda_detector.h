@@ -190,6 +190,19 @@ public:
                                float* d_llr,
                                cf32* d_x_hat = nullptr,
                                void* stream = nullptr);
+    //! Where the channel in force's equalizer_gains() come from, in device memory:
+    //! 1/lambda and the SINR [N_sc][U], the status [N_sc] (kernels.h).
+    struct DeviceGains {
+        const float* inv_lambda = nullptr;
+        const float* sinr = nullptr;
+        const std::uint8_t* status = nullptr;
+    };
+    /*! For the device API: the gains as the work queued so far leaves them (valid until
+     * the next set_channel*() or detect call); false where equalizer_gains() would be.
+     * Copied to the host, finish_gains() makes equalizer_gains()' result of them. */
+    bool device_gains(DeviceGains& gains) const;
+    //! What equalizer_gains() makes of the device_gains() copied to the host, in place.
+    void finish_gains(float* unbias, float* sinr, const std::uint8_t* status) const;
     //! Whether the channel in force is prepared (A or A^-1 formed). After
     //! set_channel_device() not before the first detect call, and CG/CR calls of few
     //! symbols per channel leave it unformed: they iterate from H alone while that costs

@@ -13,6 +13,7 @@
 #include "core/sphere/cpu_sphere_detector.h"
 #include "cpu_uplink_detector.h"
 #include <mimodet/precision.h>
+#include <mimodet/signal_quality.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -77,6 +78,8 @@ public:
         const std::size_t frame = o.frame_samples();
         const std::size_t llr_frame = o.num_data_symbols * o.dims().llr_items();
         const std::size_t bytes = llr_bytes(out.format);
+        const std::size_t x_frame = o.num_data_symbols * o.dims().symbol_items();
+        const std::size_t gains = o.dims().symbol_items();
         if (out.format != LlrFormat::float32)
             d_llr.resize(llr_frame);
         std::vector<DetectedFrame> frames;
@@ -97,11 +100,30 @@ public:
             void* dst = static_cast<char*>(out.llr) + frames.size() * llr_frame * bytes;
             float* llr = out.format == LlrFormat::float32 ? static_cast<float*>(dst)
                                                           : d_llr.data();
+            const std::size_t f = frames.size();
+            cf32* x = out.symbols ? out.symbols + f * x_frame : nullptr;
+            float* sinr = out.sinr ? out.sinr + f * gains : nullptr;
             if (found.erased()) { // as the GPU chain: LLRs 0, the detector not called
                 std::fill(llr, llr + llr_frame, 0.0f);
+                if (x)
+                    std::fill(x, x + x_frame, cf32());
+                if (sinr)
+                    std::fill(sinr, sinr + gains, 0.0f);
             } else {
                 d_detector_impl->set_channel(d_reception.h.data(), d_reception.n0);
-                d_detector_impl->detect(d_reception.y.data(), o.num_data_symbols, llr);
+                d_detector_impl->detect(d_reception.y.data(), o.num_data_symbols, llr, x);
+                if (x || sinr) {
+                    d_unbias.resize(gains);
+                    d_sinr.resize(gains);
+                    if (!d_detector_impl->equalizer_gains(d_unbias.data(), d_sinr.data())) {
+                        std::fill(d_unbias.begin(), d_unbias.end(), 1.0f);
+                        std::fill(d_sinr.begin(), d_sinr.end(), 0.0f);
+                    }
+                    if (x)
+                        remove_bias(x, o.num_data_symbols, d_unbias.data(), o.dims());
+                    if (sinr)
+                        std::copy(d_sinr.begin(), d_sinr.end(), sinr);
+                }
             }
             if (out.format == LlrFormat::int8)
                 precision::llrs_to_int8(
@@ -124,6 +146,7 @@ private:
     std::unique_ptr<Detector> d_detector_impl;
     std::vector<std::vector<cf32>> d_converted; //!< sc16 input as cf32
     std::vector<float> d_llr;                   //!< a frame's LLRs before narrowing
+    std::vector<float> d_unbias, d_sinr;        //!< a frame's equalizer_gains
 };
 
 } // namespace
@@ -168,6 +191,10 @@ void UplinkDetector::check(const UplinkInput& in, const UplinkOutput& out) const
         (!(out.int8_scale > 0.0f) || !std::isfinite(out.int8_scale)))
         throw std::invalid_argument("uplink detector: int8_scale must be > 0 and finite, got " +
                                     std::to_string(out.int8_scale));
+    if ((out.symbols || out.sinr) && d_detector.sphere())
+        throw std::invalid_argument("uplink detector: equalised symbols and SINR need a "
+                                    "linear estimate, which the sphere decoder (" +
+                                    to_string(d_detector.mode) + ") does not make");
 }
 
 SampleFormat parse_sample_format(const std::string& name)

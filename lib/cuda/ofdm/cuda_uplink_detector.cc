@@ -6,6 +6,8 @@
 
 #include "cuda_uplink_detector.h"
 #include "ofdm_chain.h"
+#include <mimodet/signal_quality.h>
+#include <vector>
 
 namespace mimodet {
 namespace cuda {
@@ -44,7 +46,24 @@ public:
             to.llr_int8 = static_cast<std::int8_t*>(out.llr);
             break;
         }
+        // Displays: x_hat straight into out.symbols, made bias-free here with the gains.
+        const Dims dims = d_ofdm.dims();
+        const std::size_t gains = dims.symbol_items();
+        to.x_hat = out.symbols;
+        if (out.symbols || out.sinr) {
+            d_unbias.resize(out.max_frames * gains);
+            to.unbias = d_unbias.data();
+            if (!out.sinr)
+                d_sinr.resize(out.max_frames * gains);
+            to.sinr = out.sinr ? out.sinr : d_sinr.data();
+        }
         const auto found = d_chain.process(in.antennas, in.format, in.samples, to, &next);
+        if (out.symbols)
+            for (std::size_t f = 0; f < found.size(); ++f)
+                remove_bias(out.symbols + f * d_ofdm.num_data_symbols * gains,
+                            d_ofdm.num_data_symbols,
+                            d_unbias.data() + f * gains,
+                            dims);
         std::vector<DetectedFrame> frames;
         for (const auto& f : found)
             frames.push_back({ f.start, f.cfo, f.n0 });
@@ -69,6 +88,7 @@ private:
         return options;
     }
     CudaOfdmChain d_chain;
+    std::vector<float> d_unbias, d_sinr; //!< the frames' equalizer gains (displays)
 };
 
 } // namespace

@@ -541,6 +541,14 @@ struct CudaOfdmChain::Impl {
     std::size_t llr_frame = 0; //!< floats of LLRs per frame
     std::size_t h_frame = 0;   //!< complex values of h per frame
     std::size_t y_frame = 0;   //!< complex values of y per frame
+    std::size_t x_frame = 0;   //!< complex values of x_hat per frame
+    //! ChainOutputs::unbias/sinr: the frames' gains of one call, copied on the device
+    //! from each frame's detector before the next window reuses it, and what each
+    //! frame has (kGains*).
+    std::unique_ptr<Buffer<float>> gains_unbias, gains_sinr;
+    std::unique_ptr<Buffer<std::uint8_t>> gains_status;
+    std::vector<std::uint8_t> gains_kind;
+    enum : std::uint8_t { kGainsErased = 0, kGainsCopied = 1, kGainsNone = 2 };
     //! One detector and stream per frame of a window: the frames' detections run at
     //! once (one subcarrier per warp would leave most of the GPU idle for one frame).
     std::vector<std::unique_ptr<CudaDetector>> detectors;
@@ -569,6 +577,7 @@ struct CudaOfdmChain::Impl {
         std::unique_ptr<Buffer<float2>> x;
         std::unique_ptr<Buffer<float2>> grid, h, y;
         std::unique_ptr<Buffer<float>> llr;
+        std::unique_ptr<Buffer<float2>> x_hat; //!< ChainOutputs::x_hat, made when asked
         //! ChainOutputs::llr_int8 / llr_fp16 staging, 2 bytes per LLR
         std::unique_ptr<Buffer<std::uint16_t>> llr_narrow;
         std::unique_ptr<Buffer<FrameMeta>> meta, host_meta; // host_meta pinned
@@ -648,6 +657,7 @@ struct CudaOfdmChain::Impl {
         llr_frame = o.num_data_symbols * dims.llr_items();
         h_frame = dims.channel_items();
         y_frame = o.num_data_symbols * dims.rx_items();
+        x_frame = o.num_data_symbols * dims.symbol_items();
 
         // Tables: the used bins, the unused ones (not DC), the pilots
         // and the early window's ramp, all from include/mimodet/ofdm.h.
@@ -996,6 +1006,64 @@ struct CudaOfdmChain::Impl {
     //! Waits for window k's frames, detects them and queues the LLR download; says
     //! whether the walk goes on (a full output or a frame cut by the end of the samples
     //! ends it, next_start / cut_resume tell where a later call resumes).
+    //! Frame `index`'s gains from its detector into the call's gains buffers, queued.
+    void copy_gains(const CudaDetector& detector, std::size_t index, cudaStream_t stream)
+    {
+        CudaDetector::DeviceGains g;
+        if (!detector.device_gains(g)) {
+            gains_kind[index] = kGainsNone;
+            return;
+        }
+        const std::size_t nsc = ofdm.num_subcarriers, n = nsc * ofdm.num_users;
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_unbias->get() + index * n,
+                                           g.inv_lambda,
+                                           n * sizeof(float),
+                                           cudaMemcpyDeviceToDevice,
+                                           stream));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_sinr->get() + index * n,
+                                           g.sinr,
+                                           n * sizeof(float),
+                                           cudaMemcpyDeviceToDevice,
+                                           stream));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_status->get() + index * nsc,
+                                           g.status,
+                                           nsc,
+                                           cudaMemcpyDeviceToDevice,
+                                           stream));
+        gains_kind[index] = kGainsCopied;
+    }
+
+    //! After the call's work: the frames' gains to the host, as equalizer_gains gives them.
+    void download_gains(const ChainOutputs& out, std::size_t frames)
+    {
+        const std::size_t nsc = ofdm.num_subcarriers, n = nsc * ofdm.num_users;
+        if (!frames)
+            return;
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            out.unbias, gains_unbias->get(), frames * n * sizeof(float), cudaMemcpyDeviceToHost));
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            out.sinr, gains_sinr->get(), frames * n * sizeof(float), cudaMemcpyDeviceToHost));
+        std::vector<std::uint8_t> status(frames * nsc);
+        MIMODET_CUDA_CHECK(cudaMemcpy(
+            status.data(), gains_status->get(), frames * nsc, cudaMemcpyDeviceToHost));
+        for (std::size_t f = 0; f < frames; ++f) {
+            float* unbias = out.unbias + f * n;
+            float* sinr = out.sinr + f * n;
+            switch (gains_kind[f]) {
+            case kGainsCopied:
+                detectors.front()->finish_gains(unbias, sinr, status.data() + f * nsc);
+                break;
+            case kGainsNone: // the symbols pass as they are, the SINR is unknown
+                std::fill(unbias, unbias + n, 1.0f);
+                std::fill(sinr, sinr + n, 0.0f);
+                break;
+            default:
+                std::fill(unbias, unbias + n, 0.0f);
+                std::fill(sinr, sinr + n, 0.0f);
+            }
+        }
+    }
+
     Walk issue_detection(std::size_t k,
                          const ChainOutputs& out,
                          std::vector<ChainFrame>& frames)
@@ -1058,6 +1126,9 @@ struct CudaOfdmChain::Impl {
                             precision,
                             stream);
             float* llr = s.llr->get() + detected * llr_frame;
+            cf32* x_hat = out.x_hat ? reinterpret_cast<cf32*>(s.x_hat->get()) +
+                                          detected * x_frame
+                                    : nullptr;
             if (std::isfinite(frame.n0)) {
                 CudaDetector& detector = *detectors[detected];
                 detector.set_channel_device(
@@ -1065,12 +1136,25 @@ struct CudaOfdmChain::Impl {
                 detector.detect_device(reinterpret_cast<const cf32*>(y),
                                        ofdm.num_data_symbols,
                                        llr,
-                                       nullptr,
+                                       x_hat,
                                        stream);
+                if (out.unbias)
+                    copy_gains(detector, index, stream);
             } else { // NaN/Inf samples in the frame: erased, as the CPU detector does
                 MIMODET_CUDA_CHECK(
                     cudaMemsetAsync(llr, 0, llr_frame * sizeof(float), stream));
+                if (x_hat)
+                    MIMODET_CUDA_CHECK(
+                        cudaMemsetAsync(x_hat, 0, x_frame * sizeof(cf32), stream));
+                if (out.unbias)
+                    gains_kind[index] = kGainsErased;
             }
+            if (out.x_hat)
+                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.x_hat + index * x_frame,
+                                                   x_hat,
+                                                   x_frame * sizeof(cf32),
+                                                   cudaMemcpyDeviceToHost,
+                                                   stream));
             // Optional outputs (tests): straight into the caller's memory.
             if (out.h)
                 MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.h + index * h_frame,
@@ -1159,6 +1243,8 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
         throw std::invalid_argument(
             "GPU OFDM chain: give one LLR buffer, llr, llr_int8 or llr_fp16, for " +
             std::to_string(out.max_frames) + " frames");
+    if (!out.unbias != !out.sinr)
+        throw std::invalid_argument("GPU OFDM chain: give unbias and sinr together");
     std::vector<ChainFrame> frames;
     m.times = ChainTimes{};
     if (next)
@@ -1166,6 +1252,21 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     if (!out.max_frames || !m.window_exists(0, samples))
         return frames;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    // The display outputs' device buffers, made the first time they are asked for.
+    if (out.x_hat)
+        for (Impl::Set& s : m.sets)
+            if (!s.x_hat)
+                s.x_hat = std::make_unique<Buffer<float2>>(m.max_frames * m.x_frame, false);
+    if (out.unbias) {
+        const std::size_t n = m.ofdm.num_subcarriers * m.ofdm.num_users;
+        if (!m.gains_unbias || m.gains_unbias->size() < out.max_frames * n) {
+            m.gains_unbias = std::make_unique<Buffer<float>>(out.max_frames * n, false);
+            m.gains_sinr = std::make_unique<Buffer<float>>(out.max_frames * n, false);
+            m.gains_status = std::make_unique<Buffer<std::uint8_t>>(
+                out.max_frames * m.ofdm.num_subcarriers, false);
+        }
+        m.gains_kind.assign(out.max_frames, Impl::kGainsErased);
+    }
     MIMODET_CUDA_CHECK(
         cudaMemsetAsync(m.resume->get(), 0, sizeof(unsigned long long), m.compute));
     // Pipeline: the upload of window k+2 and the chain of window k+1 are queued before
@@ -1192,6 +1293,8 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.upload));
         for (cudaStream_t s : m.detect_streams)
             MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+        if (out.unbias)
+            m.download_gains(out, frames.size());
     } catch (...) {
         // Nothing queued may outlive the call: the caller's buffers go away.
         for (cudaStream_t s : { m.compute, m.download, m.upload })

@@ -57,6 +57,15 @@ struct ChainOutputs {
     std::uint16_t* llr_fp16 = nullptr;
     cf32* h = nullptr;          //!< optional [max_frames][N_sc][B][U] channel estimates
     cf32* y = nullptr;          //!< optional [max_frames][N_data][N_sc][B] detector input
+    //! Optional, for displays: [max_frames][N_data][N_sc][U] the detector's x_hat (not
+    //! bias-free; 0 for an erased frame).
+    cf32* x_hat = nullptr;
+    //! Optional, both or neither: [max_frames][N_sc][U] each frame's
+    //! CudaDetector::equalizer_gains (unbias 1 and sinr 0 where the detector has none to
+    //! give; both 0 for an erased frame). They cost a device copy per frame and one
+    //! download per call.
+    float* unbias = nullptr;
+    float* sinr = nullptr;
 };
 
 //! Where the last process() call spent its time. The detections overlap the next

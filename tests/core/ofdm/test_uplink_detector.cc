@@ -13,6 +13,7 @@
 #include <mimodet/detector.h>
 #include <mimodet/precision.h>
 #include <mimodet/uplink_detector.h>
+#include <mimodet/signal_quality.h>
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
@@ -524,4 +525,117 @@ TEST(UplinkDetector, NanSamplesInAFrameAreErasedAndCounted)
     for (std::size_t i = 0; i < per; ++i)
         ASSERT_EQ(gp.llr[per + i], 0.0f) << "GPU pilot NaN, frame 1 LLR " << i;
     EXPECT_EQ(gpu_pilot->stats().bad_channel_subcarriers, o.num_subcarriers);
+}
+
+namespace {
+
+//! The display outputs of one whole-stream call (UplinkOutput::symbols and sinr).
+struct Displays {
+    std::vector<DetectedFrame> frames;
+    std::vector<cf32> symbols;
+    std::vector<float> sinr;
+};
+
+Displays displays(UplinkDetector& det, const Stream& s, std::size_t max_frames)
+{
+    const OfdmConfig& o = det.ofdm();
+    const std::size_t items = o.dims().symbol_items();
+    std::vector<float> llr(max_frames * llr_per_frame(o));
+    Displays r;
+    r.symbols.assign(max_frames * o.num_data_symbols * items, cf32(std::nanf(""), 0.0f));
+    r.sinr.assign(max_frames * items, std::nanf(""));
+    UplinkInput in;
+    for (const auto& a : s.rx)
+        in.antennas.push_back(a.data());
+    in.samples = s.rx[0].size();
+    UplinkOutput out;
+    out.llr = llr.data();
+    out.max_frames = max_frames;
+    out.symbols = r.symbols.data();
+    out.sinr = r.sinr.data();
+    std::size_t next = 0;
+    r.frames = det.process(in, out, next);
+    r.symbols.resize(r.frames.size() * o.num_data_symbols * items);
+    r.sinr.resize(r.frames.size() * items);
+    return r;
+}
+
+} // namespace
+
+/* The display outputs are what the frame's detector gives: x_hat made bias-free with its
+ * equalizer gains, and its SINR (the receiver and detector by hand, bit for bit); zeros
+ * for an erased frame; refused for the sphere decoders; the GPU chain's within float
+ * rounding of the CPU's. */
+TEST(UplinkDetector, EqualisedSymbolsAndSinrAreTheDetectorsOwn)
+{
+    const OfdmConfig o = layout();
+    const std::size_t items = o.dims().symbol_items();
+    const std::size_t x_frame = o.num_data_symbols * items;
+    const Stream s = make_stream(o, 24.0, 0.15, 4, 91);
+    const auto want = cpu_walk(o, s.rx);
+    for (auto mode : { DetectorMode::chol, DetectorMode::zf, DetectorMode::cg, DetectorMode::box }) {
+        const std::string what = "CPU " + to_string(mode);
+        auto det = make_uplink_detector(o, detector_config(Backend::cpu, mode));
+        const Displays got = displays(*det, s, 8);
+        ASSERT_EQ(got.frames.size(), want.size()) << what;
+        auto detector = make_detector(det->detector());
+        std::vector<float> llr(llr_per_frame(o)), unbias(items), sinr(items);
+        std::vector<cf32> x(x_frame);
+        for (std::size_t f = 0; f < want.size(); ++f) {
+            detector->set_channel(want[f].h.data(), want[f].n0);
+            detector->detect(want[f].y.data(), o.num_data_symbols, llr.data(), x.data());
+            ASSERT_TRUE(detector->equalizer_gains(unbias.data(), sinr.data())) << what;
+            remove_bias(x.data(), o.num_data_symbols, unbias.data(), o.dims());
+            for (std::size_t i = 0; i < x_frame; ++i)
+                ASSERT_EQ(got.symbols[f * x_frame + i], x[i]) << what << " frame " << f;
+            for (std::size_t i = 0; i < items; ++i) {
+                ASSERT_EQ(got.sinr[f * items + i], sinr[i]) << what << " frame " << f;
+                EXPECT_GT(sinr[i], 0.0f) << what;
+            }
+        }
+    }
+
+    // An erased frame (NaN in a data symbol): its symbols and SINR are 0.
+    Stream bad = s;
+    bad.rx[1][s.starts[2] + 3 * o.symbol_samples() + o.cp_length + 7] = cf32(std::nanf(""), 0);
+    auto cpu = make_uplink_detector(o, detector_config(Backend::cpu));
+    const Displays erased = displays(*cpu, bad, 8);
+    ASSERT_EQ(erased.frames.size(), 4u);
+    ASSERT_TRUE(erased.frames[2].erased());
+    for (std::size_t i = 0; i < x_frame; ++i)
+        ASSERT_EQ(erased.symbols[2 * x_frame + i], cf32()) << i;
+    for (std::size_t i = 0; i < items; ++i)
+        ASSERT_EQ(erased.sinr[2 * items + i], 0.0f) << i;
+
+    // The sphere decoders have no linear estimate to show.
+    auto fsd = make_uplink_detector(o, detector_config(Backend::cpu, DetectorMode::fsd));
+    EXPECT_THROW(displays(*fsd, s, 8), std::invalid_argument);
+
+    std::string why;
+    if (!gpu_available(&why))
+        GTEST_SKIP() << why;
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::box }) {
+        const std::string what = "GPU " + to_string(mode);
+        auto c = make_uplink_detector(o, detector_config(Backend::cpu, mode));
+        auto g = make_uplink_detector(o, detector_config(Backend::cuda, mode));
+        const Displays want_d = displays(*c, s, 8), got = displays(*g, s, 8);
+        ASSERT_EQ(got.frames.size(), want_d.frames.size()) << what;
+        double worst_x = 0, worst_sinr = 0;
+        for (std::size_t i = 0; i < want_d.symbols.size(); ++i)
+            worst_x = std::max(worst_x, double(std::abs(got.symbols[i] - want_d.symbols[i])));
+        for (std::size_t i = 0; i < want_d.sinr.size(); ++i)
+            worst_sinr = std::max(worst_sinr,
+                                  std::abs(double(got.sinr[i]) - want_d.sinr[i]) /
+                                      std::max(1.0, double(want_d.sinr[i])));
+        // (the chains' h and y differ by float rounding, as in GpuMatchesTheCpu)
+        EXPECT_LE(worst_x, 2e-3) << what;
+        EXPECT_LE(worst_sinr, 2e-3) << what;
+    }
+    auto g = make_uplink_detector(o, detector_config(Backend::cuda));
+    const Displays gpu_erased = displays(*g, bad, 8);
+    ASSERT_EQ(gpu_erased.frames.size(), 4u);
+    for (std::size_t i = 0; i < x_frame; ++i)
+        ASSERT_EQ(gpu_erased.symbols[2 * x_frame + i], cf32()) << "GPU " << i;
+    for (std::size_t i = 0; i < items; ++i)
+        ASSERT_EQ(gpu_erased.sinr[2 * items + i], 0.0f) << "GPU " << i;
 }
