@@ -5,6 +5,7 @@
  */
 
 #include "ofdm_uplink_detector_impl.h"
+#include "detector_block.h"
 #include "erasure_warning.h"
 #include <gnuradio/io_signature.h>
 #include <mimodet/layout.h>
@@ -42,7 +43,9 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                       const std::string& sample_type,
                                                       double sc16_scale,
                                                       const std::string& llr_type,
-                                                      double llr_int8_scale)
+                                                      double llr_int8_scale,
+                                                      bool equalized_output,
+                                                      bool quality_output)
 {
     const std::string name = "ofdm_uplink_detector";
     if (!(samp_rate >= 0.0) || !std::isfinite(samp_rate))
@@ -86,6 +89,10 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                           : ::mimodet::LlrSign::positive_means_zero;
     det.llr_clip = llr_clip;
     det.devices = { device };
+    if ((equalized_output || quality_output) && det.sphere())
+        throw std::invalid_argument(name + ": equalized_output and quality_output need a "
+                                           "linear estimate, which mode " +
+                                    mode + " does not make");
     std::string fallback;
     auto chain = ::mimodet::make_uplink_detector(ofdm, det, &fallback);
     auto block = gnuradio::make_block_sptr<ofdm_uplink_detector_impl>(
@@ -94,7 +101,9 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
         sample_format,
         static_cast<float>(sc16_scale),
         llr_format,
-        static_cast<float>(llr_int8_scale));
+        static_cast<float>(llr_int8_scale),
+        equalized_output,
+        quality_output);
     if (!fallback.empty())
         block->d_logger->warn("backend=auto: no usable GPU ({:s}); running on the CPU",
                               fallback);
@@ -107,7 +116,9 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
     ::mimodet::SampleFormat sample_format,
     float sc16_scale,
     ::mimodet::LlrFormat llr_format,
-    float llr_int8_scale)
+    float llr_int8_scale,
+    bool equalized_output,
+    bool quality_output)
     : gr::block(
           "ofdm_uplink_detector",
           gr::io_signature::make(static_cast<int>(chain->ofdm().num_antennas),
@@ -115,15 +126,20 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
                                  sample_format == ::mimodet::SampleFormat::sc16
                                      ? 2 * sizeof(std::int16_t)
                                      : sizeof(gr_complex)),
-          gr::io_signature::make(1,
-                                 1,
-                                 ::mimodet::llr_bytes(llr_format) *
-                                     chain->ofdm().dims().llr_items())),
+          llrs_out(chain->detector(),
+                   llr_items{ llr_format, llr_int8_scale },
+                   extra_outputs{ equalized_output, quality_output })),
       d_chain(std::move(chain)),
       d_config(d_chain->ofdm()),
       d_gaps(samp_rate),
-      d_on_gpu(d_chain->name().rfind("cuda", 0) == 0)
+      d_on_gpu(d_chain->name().rfind("cuda", 0) == 0),
+      d_equalized(equalized_output),
+      d_quality_on(quality_output)
 {
+    message_port_register_out(pmt::mp(quality_port()));
+    if (d_quality_on)
+        d_quality = std::make_unique<::mimodet::SignalQuality>(d_config.dims(),
+                                                               d_config.modulation);
     d_input.antennas.resize(d_config.num_antennas);
     d_input.format = sample_format;
     d_input.sc16_scale = sc16_scale;
@@ -193,6 +209,17 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
             d_pins.pin_stream_buffers(*this, d_logger);
         d_output.llr = output_items[0];
         d_output.max_frames = max_frames;
+        const std::size_t items = d_config.dims().symbol_items();
+        if (d_equalized) {
+            d_output.symbols = static_cast<gr_complex*>(output_items[1]);
+        } else if (d_quality_on) {
+            d_symbols.resize(max_frames * nd * items);
+            d_output.symbols = d_symbols.data();
+        }
+        if (d_quality_on) {
+            d_sinr.resize(max_frames * items);
+            d_output.sinr = d_sinr.data();
+        }
         found = d_chain->process(d_input, d_output, next);
         const auto now = std::chrono::steady_clock::now();
         if (!found.empty() && !d_warned_bad_inputs && now >= d_next_check) {
@@ -216,6 +243,8 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
                             found[f].n0,
                             nd);
         }
+        if (d_quality_on)
+            publish_quality(f, output_items);
         ++d_frames;
         d_last_cfo = found[f].cfo;
         d_last_n0 = found[f].n0;
@@ -227,6 +256,31 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         consumed = usable;
     consume_each(static_cast<int>(consumed));
     return static_cast<int>(found.size() * nd);
+}
+
+void ofdm_uplink_detector_impl::publish_quality(std::size_t f,
+                                                gr_vector_void_star& output_items)
+{
+    const std::size_t nd = d_config.num_data_symbols, u = d_config.num_users;
+    const std::size_t items = d_config.dims().symbol_items();
+    const std::size_t port = d_equalized ? 2 : 1;
+    d_quality->reset();
+    d_quality->set_sinr(d_sinr.data() + f * items);
+    d_quality->add(d_output.symbols + f * nd * items,
+                   nd,
+                   static_cast<float*>(output_items[port]) + f * nd * u,
+                   static_cast<float*>(output_items[port + 1]) + f * nd * u);
+    std::vector<float> sinr, evm;
+    for (const auto& t : d_quality->totals()) {
+        sinr.push_back(static_cast<float>(t.sinr_db));
+        evm.push_back(static_cast<float>(t.evm_percent));
+    }
+    pmt::pmt_t dict = pmt::make_dict();
+    dict = pmt::dict_add(dict, pmt::mp("frame"), pmt::from_uint64(d_frames));
+    dict = pmt::dict_add(dict, pmt::mp("symbols"), pmt::from_uint64(nd));
+    dict = pmt::dict_add(dict, pmt::mp("sinr_db"), pmt::init_f32vector(sinr.size(), sinr));
+    dict = pmt::dict_add(dict, pmt::mp("evm_percent"), pmt::init_f32vector(evm.size(), evm));
+    message_port_pub(pmt::mp(quality_port()), dict);
 }
 
 bool ofdm_uplink_detector_impl::stop()

@@ -10,11 +10,13 @@
 #include "pinned_buffers.h"
 #include "receive_chain_common.h"
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
+#include <mimodet/signal_quality.h>
 #include <mimodet/uplink_detector.h>
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 namespace gr {
 namespace mimodet {
@@ -40,8 +42,17 @@ private:
     // frame detector's counters, too slow to do on each work() call.
     std::chrono::steady_clock::time_point d_next_check{};
 
+    // Display outputs (docs/signal-quality.md), fixed at make(): scratch for what is
+    // not an output, and the quality of each frame.
+    const bool d_equalized, d_quality_on;
+    std::unique_ptr<::mimodet::SignalQuality> d_quality;
+    std::vector<gr_complex> d_symbols;
+    std::vector<float> d_sinr;
+
     ::mimodet::DetectorStats stats() const;
     void warn_once_about_bad_inputs(); // caller holds d_mutex
+    //! Frame f of this call's quality outputs and message (quality_output).
+    void publish_quality(std::size_t f, gr_vector_void_star& output_items);
 
 public:
     //! Sample and LLR formats as the chain's process() takes them.
@@ -50,7 +61,9 @@ public:
                               ::mimodet::SampleFormat sample_format,
                               float sc16_scale,
                               ::mimodet::LlrFormat llr_format,
-                              float llr_int8_scale);
+                              float llr_int8_scale,
+                              bool equalized_output,
+                              bool quality_output);
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     bool stop() override;

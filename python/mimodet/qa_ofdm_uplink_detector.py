@@ -211,6 +211,72 @@ class qa_ofdm_uplink_detector(gr_unittest.TestCase):
             with self.assertRaises(ValueError, msg=str(bad)):
                 mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, **bad)
 
+    def test_005_display_outputs_are_the_two_block_chains(self):
+        # equalized_output and quality_output (docs/signal-quality.md): per LLR item the
+        # bias-free symbols, SINR and EVM per user, and one "quality" message per frame,
+        # as ofdm_uplink_receiver -> mmse_detector with the same outputs give them; an
+        # erased frame's symbols are 0 and its quality NaN.
+        rx, truths = simulated(3, seed=23)
+        put_nan(rx, truths[2], 2 + 1)
+        base = self.capture("displays", rx)
+        tb = gr.top_block()
+        src = sigmf.sigmf_source(base, channels=B)
+        one = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "chol", 3,
+                                           BACKEND, equalized_output=True,
+                                           quality_output=True)
+        receiver = mimodet.ofdm_uplink_receiver(B, U, FFT, CP, NSC, ND)
+        det = mimodet.mmse_detector(B, U, NSC, "16qam", "chol", 3, BACKEND,
+                                    equalized_output=True, quality_output=True)
+        sinks = {}
+        for name, block in (("one", one), ("two", det)):
+            sinks[name] = [blocks.vector_sink_f(LLR_ITEM), blocks.vector_sink_c(NSC * U),
+                           blocks.vector_sink_f(U), blocks.vector_sink_f(U)]
+            for port, sink in enumerate(sinks[name]):
+                tb.connect((block, port), sink)
+        for b in range(B):
+            tb.connect((src, b), (one, b))
+            tb.connect((src, b), (receiver, b))
+        tb.connect(receiver, det)
+        debug = blocks.message_debug()
+        tb.msg_connect((one, "quality"), (debug, "store"))
+        tb.run()
+        self.assertEqual(one.output_signature().max_streams(), 4)
+        got = [np.array(s.data()) for s in sinks["one"]]
+        want = [np.array(s.data()) for s in sinks["two"]]
+        assert_chains_agree(got[0], want[0])
+        x = got[1].reshape(3, ND, NSC, U)
+        tol = 0 if BACKEND == "cpu" else 2e-3
+        np.testing.assert_allclose(x, want[1].reshape(3, ND, NSC, U), rtol=0, atol=tol)
+        self.assertTrue(np.all(x[2] == 0))
+        # Frames 0 and 1 at 25 dB, 6x3 with estimated channels: every user's estimates
+        # around all 16 points, each cloud's RMS radius under 3/4 of half the distance
+        # between points (user 1 printed 0.50 on the CPU when this was written).
+        from gnuradio.mimodet.testing import constellation_clouds
+        for u in range(U):
+            counts, spread = constellation_clouds(x[:2, :, :, u], "16qam")
+            self.assertTrue(np.all(counts > 0) and spread < 0.75, (u, counts, spread))
+        sinr, evm = (g.reshape(3, ND, U) for g in got[2:])
+        np.testing.assert_allclose(sinr[:2], want[2].reshape(3, ND, U)[:2], rtol=1e-3)
+        np.testing.assert_allclose(evm[:2], want[3].reshape(3, ND, U)[:2], rtol=1e-3)
+        self.assertTrue(np.all(np.isnan(sinr[2])) and np.all(np.isnan(evm[2])))
+        self.assertTrue(np.all(sinr[:2] > 15) and np.all(evm[:2] < 20), (sinr, evm))
+        # One message per frame, the frame's SINR and its EVM over all of its symbols.
+        self.assertEqual(debug.num_messages(), 3)
+        for f in range(3):
+            msg = debug.get_message(f)
+            self.assertEqual(pmt.to_uint64(pmt.dict_ref(msg, pmt.intern("frame"), pmt.PMT_NIL)), f)
+            self.assertEqual(pmt.to_uint64(pmt.dict_ref(msg, pmt.intern("symbols"), pmt.PMT_NIL)), ND)
+            m_sinr = np.array(pmt.f32vector_elements(pmt.dict_ref(msg, pmt.intern("sinr_db"), pmt.PMT_NIL)))
+            m_evm = np.array(pmt.f32vector_elements(pmt.dict_ref(msg, pmt.intern("evm_percent"), pmt.PMT_NIL)))
+            if f < 2:
+                np.testing.assert_allclose(m_sinr, sinr[f, 0], rtol=1e-6)
+                np.testing.assert_allclose(m_evm, np.sqrt(np.mean(evm[f] ** 2, axis=0)), rtol=1e-3)
+            else:
+                self.assertTrue(np.all(np.isnan(m_sinr)) and np.all(np.isnan(m_evm)))
+        with self.assertRaisesRegex(ValueError, "linear estimate"):
+            mimodet.ofdm_uplink_detector(4, 2, FFT, CP, NSC, ND, "16qam", "fsd", 3, "cpu",
+                                         equalized_output=True)
+
     def test_003_one_log_line_per_erased_frame(self):
         # Frames 1 and 2 with NaN in a data symbol, frame 3 in its pilot symbol. GNU
         # Radio's console log goes to the process's stdout or stderr: the flowgraph runs

@@ -27,6 +27,8 @@ namespace mimodet {
  * time-aligned complex antenna streams. Output: per frame found, N_data LLR items of
  * [N_sc][U][Q] float32 (docs/data-contract.md), the first tagged with mimo_frame,
  * mimo_frame_start, mimo_cfo, mimo_n0 and, once an rx_time tag was seen, mimo_time.
+ * Optional display outputs after it (equalized_output, quality_output: off by default,
+ * no cost when off) as mmse_detector's.
  * rx_time gaps as in ofdm_uplink_receiver (samp_rate > 0).
  *
  * Erasures, as ofdm_uplink_receiver followed by mmse_detector count them: a frame with
@@ -68,6 +70,13 @@ public:
      *        codes as 16-bit items, saturated to +-65504); docs/precision.md
      * \param llr_int8_scale int8: steps per unit of LLR (8: steps of 1/8, |LLR| up to
      *        15.875)
+     * \param equalized_output output 1: per LLR item, the bias-free equalised symbols
+     *        [N_sc][U] complex (docs/signal-quality.md); 0 where erased. Not for the
+     *        sphere decoders.
+     * \param quality_output two more outputs, per LLR item, [U] float each: the
+     *        post-equalizer SINR in dB that the frame's LLRs assume and the symbol's RMS
+     *        EVM in percent (NaN where none); and a message per frame on port
+     *        "quality": {frame, symbols, sinr_db, evm_percent}
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -87,7 +96,9 @@ public:
                      const std::string& sample_type = "fc32",
                      double sc16_scale = 1.0 / 32768.0,
                      const std::string& llr_type = "float",
-                     double llr_int8_scale = 8.0);
+                     double llr_int8_scale = 8.0,
+                     bool equalized_output = false,
+                     bool quality_output = false);
 
     //! "cuda-chol", "cpu-cg", ...: where the chain runs.
     virtual std::string implementation() const = 0;

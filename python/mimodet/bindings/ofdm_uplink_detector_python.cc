@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(a900b4363e6e244ea58840cfab716445) */
+/* BINDTOOL_HEADER_FILE_HASH(a308f23eccf5a037176cfa09cf4871bf) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
@@ -45,7 +45,9 @@ void bind_ofdm_uplink_detector(py::module& m)
              py::arg("sample_type") = "fc32",
              py::arg("sc16_scale") = 1.0 / 32768.0,
              py::arg("llr_type") = "float",
-             py::arg("llr_int8_scale") = 8.0)
+             py::arg("llr_int8_scale") = 8.0,
+             py::arg("equalized_output") = false,
+             py::arg("quality_output") = false)
         .def("implementation", &ofdm_uplink_detector::implementation)
         .def("precision", &ofdm_uplink_detector::precision)
         .def("sample_type", &ofdm_uplink_detector::sample_type)
