@@ -39,6 +39,29 @@ class qa_displays(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             displays.channel_magnitude(b, u, n_sc, antenna=3)
 
+    def test_002_frame_timing_holds_each_frames_cfo_and_spacing(self):
+        # Three frames of 2 items: CFO in Hz (7.68 MHz / 128: 60 kHz a spacing), the
+        # spacing of their starts; NaN before the first frame and for its spacing.
+        tags = []
+        for item, cfo, first in ((1, 0.25, 1000), (3, -0.5, 1864), (5, 0.125, 2728)):
+            tags.append(mimodet.make_tag(item, "mimo_cfo", pmt.from_double(cfo)))
+            tags.append(mimodet.make_tag(item, "mimo_frame_start", pmt.from_uint64(first)))
+        tb = gr.top_block()
+        src = blocks.vector_source_f([0.0] * 7 * 3, False, 3, tags)
+        block = displays.frame_timing(3, "float", samp_rate=7.68e6, fft_size=128)
+        cfo, spacing = blocks.vector_sink_f(), blocks.vector_sink_f()
+        tb.connect(src, block)
+        tb.connect((block, 0), cfo)
+        tb.connect((block, 1), spacing)
+        tb.run()
+        np.testing.assert_allclose(cfo.data(), [np.nan, 15e3, 15e3, -30e3, -30e3, 7.5e3, 7.5e3])
+        np.testing.assert_allclose(spacing.data(), [np.nan] * 3 + [864.0] * 4)
+        self.assertEqual(block.frames, 3)
+        with self.assertRaises(ValueError):
+            displays.frame_timing(3, "float", samp_rate=1e6)
+        with self.assertRaises(ValueError):
+            displays.frame_timing(3, "int")
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_displays)

@@ -29,6 +29,8 @@ import time
 
 
 def load_flowgraph(path):
+    # grcc writes a flowgraph's embedded Python modules beside it, imported by name.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location(
         os.path.splitext(os.path.basename(path))[0], path)
     module = importlib.util.module_from_spec(spec)
