@@ -23,7 +23,8 @@ mimo_channel_sim::sptr mimo_channel_sim::make(int num_antennas,
                                               const std::string& channel_model,
                                               double correlation,
                                               std::uint64_t seed,
-                                              std::uint64_t max_frames)
+                                              std::uint64_t max_frames,
+                                              bool external_bits)
 {
     auto positive = [](int v, const char* what) {
         if (v <= 0)
@@ -42,20 +43,24 @@ mimo_channel_sim::sptr mimo_channel_sim::make(int num_antennas,
     c.correlation = correlation;
     c.seed = seed;
     c.validate();
-    return gnuradio::make_block_sptr<mimo_channel_sim_impl>(c, max_frames);
+    return gnuradio::make_block_sptr<mimo_channel_sim_impl>(c, max_frames, external_bits);
 }
 
 mimo_channel_sim_impl::mimo_channel_sim_impl(const core::ChannelSimConfig& config,
-                                             std::uint64_t max_frames)
+                                             std::uint64_t max_frames,
+                                             bool external_bits)
     : gr::sync_block(
           "mimo_channel_sim",
-          gr::io_signature::make(0, 0, 0),
+          external_bits
+              ? gr::io_signature::make(1, 1, sizeof(std::uint8_t) * config.dims().llr_items())
+              : gr::io_signature::make(0, 0, 0),
           gr::io_signature::make2(2,
                                   2,
                                   sizeof(gr_complex) * config.dims().rx_items(),
                                   sizeof(std::uint8_t) * config.dims().llr_items())),
       d_sim(config),
       d_max_frames(max_frames),
+      d_external_bits(external_bits),
       d_pending_snr_db(config.snr_db)
 {
     // Whole frames only, so every frame starts with its channel tag in the same call.
@@ -99,7 +104,20 @@ int mimo_channel_sim_impl::work(int noutput_items,
         d_sim.set_snr_db(d_pending_snr_db);
         lock.unlock();
 
-        d_sim.next_frame(d_frame);
+        const std::uint8_t* given = nullptr;
+        if (d_external_bits) {
+            given = static_cast<const std::uint8_t*>(input_items[0]) +
+                    produced * dims.llr_items();
+            const std::size_t n = nsym * dims.llr_items();
+            if (!d_warned_bits && std::any_of(given, given + n, [](std::uint8_t b) {
+                    return b > 1;
+                })) {
+                d_logger->warn("input bytes other than 0 and 1 (packed bytes?) are sent "
+                               "as bit 1; give one bit per byte (logged once)");
+                d_warned_bits = true;
+            }
+        }
+        d_sim.next_frame(d_frame, given);
         std::copy(d_frame.y.begin(), d_frame.y.end(), y_out + produced * dims.rx_items());
         std::copy(d_frame.bits.begin(),
                   d_frame.bits.end(),

@@ -21,12 +21,15 @@ private:
     ::mimodet::Frame d_frame;
     std::uint64_t d_max_frames;
     std::uint64_t d_frames = 0;
+    const bool d_external_bits; // input 0: the bits to send
+    bool d_warned_bits = false;
     double d_pending_snr_db;
     mutable std::mutex d_mutex;
 
 public:
     mimo_channel_sim_impl(const ::mimodet::ChannelSimConfig& config,
-                          std::uint64_t max_frames);
+                          std::uint64_t max_frames,
+                          bool external_bits);
 
     double snr_db() const override;
     void set_snr_db(double snr_db) override;

@@ -61,8 +61,10 @@ class ChannelSimulator
 public:
     explicit ChannelSimulator(const ChannelSimConfig& config);
 
-    //! Draws the next frame into `frame` (reusing its storage).
-    void next_frame(Frame& frame);
+    /*! Draws the next frame into `frame` (reusing its storage). With `bits`
+     * ([N_sym][N_sc][U][bits] bytes, as Frame::bits) those are sent instead of random
+     * ones: 0 is bit 0, anything else bit 1. */
+    void next_frame(Frame& frame, const std::uint8_t* bits = nullptr);
 
     void set_snr_db(double snr_db);
     double snr_db() const { return d_config.snr_db; }

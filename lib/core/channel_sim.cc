@@ -92,7 +92,7 @@ cf32 ChannelSimulator::complex_gaussian(float variance)
     return cf32(radius * std::cos(kTwoPi * u2), radius * std::sin(kTwoPi * u2));
 }
 
-void ChannelSimulator::next_frame(Frame& f)
+void ChannelSimulator::next_frame(Frame& f, const std::uint8_t* given)
 {
     const Dims d = d_config.dims();
     const std::size_t b_ant = d.num_antennas, users = d.num_users,
@@ -123,9 +123,14 @@ void ChannelSimulator::next_frame(Frame& f)
             l.triangularView<Eigen::Lower>() * white;
     }
 
-    std::bernoulli_distribution coin(0.5);
-    for (auto& bit : f.bits)
-        bit = coin(d_rng) ? 1 : 0;
+    if (given) {
+        for (std::size_t i = 0; i < f.bits.size(); ++i)
+            f.bits[i] = given[i] ? 1 : 0;
+    } else {
+        std::bernoulli_distribution coin(0.5);
+        for (auto& bit : f.bits)
+            bit = coin(d_rng) ? 1 : 0;
+    }
     const auto bits = llr_view(f.bits.data(), d, nsym);
     const auto x = symbol_view(f.x.data(), d, nsym);
     const auto y = rx_view(f.y.data(), d, nsym);

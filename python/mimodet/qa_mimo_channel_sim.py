@@ -67,6 +67,29 @@ class qa_mimo_channel_sim(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "channel model"):
             mimodet.mimo_channel_sim(8, 2, 16, 14, "16qam", 10.0, "winner")
 
+    def test_004_external_bits_are_sent(self):
+        # external_bits: the input's bits go through the uplink (output 1 repeats them;
+        # at 40 dB the detector gets every one back); a byte other than 0/1 is a 1.
+        b, u, nsc, nsym, q = 8, 2, 16, 4, 4
+        rng = np.random.default_rng(5)
+        bits = rng.integers(0, 2, 2 * nsym * nsc * u * q).astype(np.uint8)
+        sent = bits.copy()
+        bits[3] = 7
+        sent[3] = 1
+        tb = gr.top_block()
+        src = blocks.vector_source_b(bits.tolist(), False, nsc * u * q)
+        sim = mimodet.mimo_channel_sim(b, u, nsc, nsym, "16qam", 40.0, external_bits=True)
+        det = mimodet.mmse_detector(b, u, nsc, "16qam", "chol", 3, "cpu")
+        llr, echo = blocks.vector_sink_f(nsc * u * q), blocks.vector_sink_b(nsc * u * q)
+        tb.connect(src, sim)
+        tb.connect((sim, 0), det, llr)
+        tb.connect((sim, 1), echo)
+        tb.run()
+        np.testing.assert_array_equal(np.array(echo.data(), np.uint8), sent)
+        got = (np.array(llr.data()) > 0).astype(np.uint8)
+        np.testing.assert_array_equal(got, sent)
+        self.assertEqual(sim.frames(), 2)
+
 
 if __name__ == '__main__':
     gr_unittest.run(qa_mimo_channel_sim)

@@ -27,6 +27,7 @@ namespace mimodet {
  * as the detector's LLRs.
  * SNR is li2015's average receive SNR U*Es/N0 with Es = 1; channels are i.i.d. Rayleigh
  * or Kronecker with exponential correlation r across base-station antennas.
+ * With external_bits, input 0 gives the bits (output 1 repeats them).
  */
 class MIMODET_API mimo_channel_sim : virtual public gr::sync_block
 {
@@ -44,6 +45,10 @@ public:
      * \param correlation r of the exponential correlation model, 0 <= r < 1
      * \param seed random seed; the same seed gives the same stream
      * \param max_frames stop after this many frames, 0 = run forever
+     * \param external_bits an input of the bits to send, one item = [N_sc][U][bits]
+     *        bytes (0/1, the layout of output 1) per OFDM symbol, instead of random
+     *        bits: a channel encoder's output goes through the uplink (bytes other than
+     *        0 and 1 are sent as 1 and logged once)
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -54,7 +59,8 @@ public:
                      const std::string& channel_model = "rayleigh",
                      double correlation = 0.0,
                      std::uint64_t seed = 1,
-                     std::uint64_t max_frames = 0);
+                     std::uint64_t max_frames = 0,
+                     bool external_bits = false);
 
     virtual double snr_db() const = 0;
     //! Takes effect from the next frame.

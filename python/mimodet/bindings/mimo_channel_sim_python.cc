@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel_sim.h)                                        */
-/* BINDTOOL_HEADER_FILE_HASH(a53a1b56bbc7e039394fc8d38d7b63d5) */
+/* BINDTOOL_HEADER_FILE_HASH(fac1877d2d475c1cb2acd84f600804b1) */
 
 #include <gnuradio/mimodet/mimo_channel_sim.h>
 #include <pybind11/pybind11.h>
@@ -38,7 +38,8 @@ void bind_mimo_channel_sim(py::module& m)
              py::arg("channel_model") = "rayleigh",
              py::arg("correlation") = 0.0,
              py::arg("seed") = 1,
-             py::arg("max_frames") = 0)
+             py::arg("max_frames") = 0,
+             py::arg("external_bits") = false)
         .def("snr_db", &mimo_channel_sim::snr_db)
         .def("set_snr_db", &mimo_channel_sim::set_snr_db, py::arg("snr_db"))
         .def("frames", &mimo_channel_sim::frames);
