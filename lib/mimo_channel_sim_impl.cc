@@ -63,6 +63,9 @@ mimo_channel_sim_impl::mimo_channel_sim_impl(const core::ChannelSimConfig& confi
       d_external_bits(external_bits),
       d_pending_snr_db(config.snr_db)
 {
+    // Tags on the bits (an encoder's) must not reach the detector's items.
+    if (external_bits)
+        set_tag_propagation_policy(TPP_DONT);
     // Whole frames only, so every frame starts with its channel tag in the same call.
     set_output_multiple(static_cast<int>(config.symbols_per_frame));
 }
