@@ -8,6 +8,7 @@
 #include "numerics.h"
 #include <Eigen/Cholesky>
 #include <algorithm>
+#include <cmath>
 
 namespace mimodet {
 namespace mmse {
@@ -67,15 +68,35 @@ bool cholesky_coefficients(const Eigen::Map<const MatrixCRow>& h,
         return false;
     // 1 - lambda_k = load [A^-1]_kk (A^-1 G = I - load A^-1): without the cancellation of
     // 1 - (W H)_kk, which loses most digits at high SNR where lambda_k -> 1.
-    const Eigen::VectorXf inv_diag =
-        kind == DirectKind::mmse
-            ? Eigen::VectorXf(llt.solve(MatrixC::Identity(u, u)).diagonal().real())
-            : Eigen::VectorXf();
+    const MatrixC inv = kind == DirectKind::mmse || regularized
+                            ? MatrixC(llt.solve(MatrixC::Identity(u, u)))
+                            : MatrixC();
     for (std::size_t k = 0; k < u; ++k) {
         const auto row = static_cast<Eigen::Index>(k);
         if (!user_usable(k)) {
             erase_user(rho[k], inv_lambda[k]);
             ++unusable_users;
+            continue;
+        }
+        if (regularized) {
+            // The loaded filter leaves interference between the users it could not tell
+            // apart: (W H)_kj = -load [A^-1]_kj. rho counts it (the exact post-equalizer
+            // SINR, Es = 1), or the LLRs of those users would be confident and wrong.
+            const float one_minus = load * inv(row, row).real();
+            const float lambda = 1.0f - one_minus;
+            float interference = 0.0f;
+            for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(u); ++j)
+                if (j != row)
+                    interference += std::norm(load * inv(row, j));
+            const float disturbance = interference + n0 * w.row(row).squaredNorm();
+            if (!(lambda > 0.0f) || !std::isfinite(lambda) || !std::isfinite(disturbance)) {
+                erase_user(rho[k], inv_lambda[k]);
+                ++unusable_users;
+                continue;
+            }
+            const float signal = lambda * lambda;
+            rho[k] = disturbance > signal / kMaxSinr ? signal / disturbance : kMaxSinr;
+            inv_lambda[k] = 1.0f / lambda;
             continue;
         }
         if (kind == DirectKind::zero_forcing) {
@@ -87,7 +108,7 @@ bool cholesky_coefficients(const Eigen::Map<const MatrixCRow>& h,
         }
         // lambda_k = diag(A^-1 G)_k = (W H)_kk = 1 - load [A^-1]_kk is real; rho = lambda
         // / (1 - lambda), Es = 1.
-        const float one_minus = load * inv_diag(row);
+        const float one_minus = load * inv(row, row).real();
         const float lambda = 1.0f - one_minus;
         if (!(lambda > 0.0f) || !std::isfinite(lambda)) {
             erase_user(rho[k], inv_lambda[k]);

@@ -137,8 +137,9 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
     // [A^-1 - load A^-2]_uu and x^H (G x) cancel to garbage in float; H x cancels it
     // before squaring, as the CPU's W = A^-1 H^H does. A rare path: H is read again, from
     // L2.
+    // Under loading (regularized) chol needs |w_u|^2 too, by the same path (below).
     float zf_noise_gain = inv_diag;
-    if (p.mode == KernelMode::zf && load > 0.0f && user_lane) {
+    if (((p.mode == KernelMode::zf && load > 0.0f) || regularized) && user_lane) {
         const int B = p.num_antennas;
         const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
         float q = 0.0f;
@@ -161,7 +162,23 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
         float r = 0.0f, il = 0.0f;
         const float one_minus = load * inv_diag; // 1 - lambda (chol)
         const float lam = 1.0f - one_minus;
-        if (usable && zf) {
+        if (usable && regularized) {
+            // As the CPU: the loaded filter leaves interference (W H)_uj = -load [A^-1]_uj
+            // between the users it could not tell apart, and rho counts it (the exact
+            // post-equalizer SINR), for chol and zf alike.
+            float interference = 0.0f;
+            for (int j = 0; j < U; ++j)
+                if (j != lane)
+                    interference += cnorm(cscale(g[lane][j], load));
+            const float disturbance = interference + p.n0 * zf_noise_gain;
+            if (lam > 0.0f && isfinite(lam) && isfinite(disturbance)) {
+                const float signal = lam * lam;
+                r = disturbance > signal / kMaxSinr ? signal / disturbance : kMaxSinr;
+                il = 1.0f / lam;
+            } else {
+                unusable = true;
+            }
+        } else if (usable && zf) {
             const float noise = p.n0 * zf_noise_gain;
             r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
             il = 1.0f;
