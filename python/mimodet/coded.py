@@ -38,6 +38,7 @@ LLR sign and scale for gr-fec's decoders (docs/coding.md):
 
 import math
 import os
+import re
 
 import numpy as np
 
@@ -56,6 +57,10 @@ LDPC_LLR_CLIP = 30.0
 DEFAULT_ALIST = "n_1800_k_0902_gap_28.alist"
 #: The codes coded_ber knows.
 CODES = ("cc", "ldpc")
+#: A number of an alist file, as C++'s >> reads it.
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+#: |LLR| below which the LDPC decoder's input is pushed out (an exact 0 is 0/0 there).
+LDPC_LLR_FLOOR = 1e-3
 
 
 class ConvolutionalCode:
@@ -136,21 +141,21 @@ def read_alist(path):
     lists must describe the same matrix.
     """
     try:
-        with open(path) as f:
-            lines = [ln.split() for ln in f.read().splitlines()]
+        with open(path, "rb") as f:
+            # As gr-fec reads it: lines end at \n only, numbers are ASCII digits
+            # separated by C whitespace.
+            lines = [ln.split() for ln in f.read().split(b"\n")]
     except OSError as e:
         raise ValueError("alist file %s: %s" % (path, e.strerror or e)) from None
-    except UnicodeDecodeError:
-        raise ValueError("alist file %s: not a text file" % path) from None
 
     def ints(k, count, what):
         if k >= len(lines):
             raise ValueError("alist file %s: ends before %s (line %d)" % (path, what, k + 1))
-        try:
-            v = [int(t) for t in lines[k][:count]]
-        except ValueError:
+        tokens = lines[k][:count]
+        if not all(_INTEGER.fullmatch(t) for t in tokens):
             raise ValueError("alist file %s: line %d (%s) is not integers"
-                             % (path, k + 1, what)) from None
+                             % (path, k + 1, what))
+        v = [int(t) for t in tokens]
         if len(v) < count:
             raise ValueError("alist file %s: line %d (%s) has %d numbers, needs %d"
                              % (path, k + 1, what, len(v), count))
@@ -193,14 +198,20 @@ class LdpcCode:
     def __init__(self, alist=None, max_iterations=50):
         from gnuradio import fec
 
-        self.alist = alist or default_alist()
+        self.alist = default_alist() if alist is None else alist
         if max_iterations < 1:
             raise ValueError("max_iterations must be >= 1, got %d" % max_iterations)
         self.max_iterations = int(max_iterations)
-        self.coded_bits, _ = read_alist(self.alist)
-        self.info_bits = int(fec.ldpc_encoder_make(self.alist).get_input_size())
-        if not 0 < self.info_bits < self.coded_bits:
-            raise ValueError("alist file %s: the code has no information bits" % self.alist)
+        self.coded_bits, checks = read_alist(self.alist)
+        # gr-fec builds a reduced form of H for each of these: once per code, not per call.
+        self._encoder = fec.ldpc_encoder_make(self.alist)
+        self.info_bits = int(self._encoder.get_input_size())
+        if self.info_bits != self.coded_bits - checks:
+            # The decoder's stopping test reads the first N - k rows of H only.
+            raise ValueError("alist file %s: H has dependent rows (rank %d of %d), which "
+                             "gr-fec's decoder does not check" % (
+                                 self.alist, self.coded_bits - self.info_bits, checks))
+        self._decoder = fec.ldpc_decoder.make(self.alist, LDPC_SIGMA, self.max_iterations)
 
     def encode(self, bits):
         """Information bits (a multiple of info_bits, 0/1) -> coded bits (uint8)."""
@@ -212,8 +223,7 @@ class LdpcCode:
         tb = gr.top_block()
         src = blocks.vector_source_b(bits.tolist(), False)
         sink = blocks.vector_sink_b()
-        tb.connect(src, fec.encoder(fec.ldpc_encoder_make(self.alist), gr.sizeof_char,
-                                    gr.sizeof_char), sink)
+        tb.connect(src, fec.encoder(self._encoder, gr.sizeof_char, gr.sizeof_char), sink)
         tb.run()
         return np.array(sink.data(), dtype=np.uint8)
 
@@ -226,18 +236,22 @@ class LdpcCode:
         if soft.size % self.coded_bits:
             raise ValueError("%d soft bits are not whole codewords of %d"
                              % (soft.size, self.coded_bits))
-        dec = fec.ldpc_decoder.make(self.alist, LDPC_SIGMA, self.max_iterations)
         tb = gr.top_block()
         src = blocks.vector_source_f(soft.tolist(), False)
         sink = blocks.vector_sink_b()
-        tb.connect(src, fec.decoder(dec, gr.sizeof_float, gr.sizeof_char), sink)
+        tb.connect(src, fec.decoder(self._decoder, gr.sizeof_float, gr.sizeof_char), sink)
         tb.run()
         return np.array(sink.data(), dtype=np.uint8)
 
     def decode_llrs(self, llr, llr_scale=None):
         """LLRs (positive for 1) -> information bits: the LLRs, clipped (llr_scale is the
-        convolutional code's and unused: this decoder reads the LLR itself)."""
-        return self.decode(np.clip(np.asarray(llr, np.float32), -LDPC_LLR_CLIP, LDPC_LLR_CLIP))
+        convolutional code's and unused: this decoder reads the LLR itself). An erased
+        (0) or NaN LLR becomes +LDPC_LLR_FLOOR: gr-fec 3.10.5 computes 0/0 on an exact 0
+        and the NaN takes the whole codeword down."""
+        x = np.nan_to_num(np.asarray(llr, np.float32), nan=0.0)
+        x = np.where(np.abs(x) < LDPC_LLR_FLOOR, np.where(x < 0, -LDPC_LLR_FLOOR,
+                                                           LDPC_LLR_FLOOR), x)
+        return self.decode(np.clip(x, -LDPC_LLR_CLIP, LDPC_LLR_CLIP).astype(np.float32))
 
     def decode_hard(self, llr, p):
         """Hard decisions -> information bits: the LLRs' signs with the reliability of a

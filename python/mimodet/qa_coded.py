@@ -106,8 +106,18 @@ class qa_coded(gr_unittest.TestCase):
         self.assertLess(exact, 0.01)
         self.assertGreater(quarter, 4 * exact + 0.02)
         self.assertGreater(np.mean(code.decode_llrs(-llr) != info), 0.4)
-        # Clipped LLRs: huge ones do not overflow the decoder's exponentials.
-        np.testing.assert_array_equal(code.decode_llrs(1e30 * (2.0 * bits - 1.0)), info)
+        # Clipped LLRs: huge ones do not overflow the decoder's exponentials (noisy input:
+        # the decoder returns a codeword input at once, before any exponential).
+        sure = np.abs(llr) > 6
+        huge = np.where(sure, np.sign(llr) * 1e30, llr)
+        at_clip = np.where(sure, np.sign(llr) * coded.LDPC_LLR_CLIP, llr)
+        np.testing.assert_array_equal(code.decode_llrs(huge), code.decode_llrs(at_clip))
+        # Erased (0) and NaN LLRs: the rest of the codeword still decodes (gr-fec 3.10.5
+        # alone turns one exact 0 into NaN everywhere and an all-zeros word).
+        erased = llr.copy()
+        erased[::50] = 0.0
+        erased[1::97] = np.nan
+        self.assertLess(np.mean(code.decode_llrs(erased) != info), 2 * exact + 0.01)
         with self.assertRaises(ValueError):
             code.encode(info[:-1])
         with self.assertRaises(ValueError):
@@ -126,6 +136,12 @@ class qa_coded(gr_unittest.TestCase):
             "lists disagree": hamming[:-1] + ["3 5 6 6"],
             "weights": ["7 3", "3 4", "1 1 1 2 2 2 0", "4 4 4"] + hamming[4:],
             "M >= N": ["3 7"] + hamming[1:],
+            "CR line ends": ["\r".join(hamming)],
+            "not a C integer": hamming[:4] + ["0_1"] + hamming[5:],
+            # Hamming's H plus the sum of its first two rows: rank 3 of 4 rows.
+            "dependent rows": ["7 4", "3 4", "2 2 1 2 3 3 3", "4 4 4 4",
+                               "1 4", "2 4", "3", "1 2", "1 3 4", "2 3 4", "1 2 3",
+                               "1 4 5 7", "2 4 6 7", "3 5 6 7", "1 2 5 6"],
         }
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "h.alist")
@@ -140,7 +156,8 @@ class qa_coded(gr_unittest.TestCase):
             for why, lines in bad.items():
                 with open(path, "w") as f:
                     f.write("\n".join(lines) + "\n")
-                with self.assertRaises(ValueError, msg=why):
+                with self.assertRaisesRegex(ValueError, "dependent rows" if why ==
+                                            "dependent rows" else "alist file", msg=why):
                     coded.LdpcCode(path)
             with self.assertRaisesRegex(ValueError, "No such file"):
                 coded.LdpcCode(os.path.join(d, "missing.alist"))
@@ -151,8 +168,9 @@ class qa_coded(gr_unittest.TestCase):
 
     def test_006_ldpc_soft_llrs_beat_hard_decisions_by_1_5_db(self):
         # 8x4 16-QAM, i.i.d. Rayleigh, exact MMSE, one n=1800 codeword per user and
-        # frame. The decoder fed LLRs is below 1e-3 at 7.5 dB; the same decoder fed hard
-        # decisions (with their BSC reliability) is still above it 1.5 dB later.
+        # frame. The decoder fed LLRs is below 1e-2 at 7.5 dB; the same decoder fed hard
+        # decisions (with their BSC reliability) is still above it 1.5 dB later. (1e-2,
+        # not 1e-3: gr-fec 3.10.5's own floor is near 4e-3, docs/coding.md.)
         soft = coded.coded_ber(8, 4, "16qam", 7.5, frames=16, backend=BACKEND, seed=7,
                                code="ldpc")
         hard = coded.coded_ber(8, 4, "16qam", 9.0, frames=16, backend=BACKEND, seed=7,
@@ -160,8 +178,8 @@ class qa_coded(gr_unittest.TestCase):
         self.assertEqual((soft["codewords"], soft["info_bits"]), (1, 16 * 4 * 902))
         print("LDPC: LLRs at 7.5 dB %.2e (hard %.2e); hard decisions at 9 dB %.2e"
               % (soft["soft"], soft["hard"], hard["hard"]))
-        self.assertLess(soft["soft"], 1e-3)
-        self.assertGreater(hard["hard"], 1e-3)
+        self.assertLess(soft["soft"], 1e-2)
+        self.assertGreater(hard["hard"], 1e-2)
         self.assertLess(soft["soft"], soft["uncoded"])
 
 
