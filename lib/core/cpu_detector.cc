@@ -5,6 +5,7 @@
  */
 
 #include "cpu_detector.h"
+#include "llr_output.h"
 #include "mmse/cholesky.h"
 #include "mmse/iterative.h"
 #include "mmse/linear_algebra.h"
@@ -172,7 +173,6 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
     const float sign = d_config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
     const float clip = d_config.llr_clip > 0.0f ? d_config.llr_clip
                                                 : std::numeric_limits<float>::infinity();
-    const bool post_process = sign < 0.0f || d_config.llr_clip > 0.0f;
     const Eigen::Index rx_stride = static_cast<Eigen::Index>(d_dims.rx_items());
 
     /* One subcarrier at a time, all symbols of a chunk at once: the received vectors of a
@@ -244,9 +244,8 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
                             x(static_cast<Eigen::Index>(j), col) * inv_lambda[j],
                             rho[j],
                             out + j * q);
-                    if (post_process)
-                        for (std::size_t i = 0; i < u * q; ++i)
-                            out[i] = std::clamp(sign * out[i], -clip, clip);
+                    for (std::size_t i = 0; i < u * q; ++i)
+                        out[i] = finish_llr(out[i], sign, clip);
                     if (x_hat)
                         for (std::size_t j = 0; j < u; ++j)
                             x_hat_at(k)[j] = x(static_cast<Eigen::Index>(j), col);

@@ -70,6 +70,12 @@ __device__ __forceinline__ bool cfinite(float2 a)
 {
     return isfinite(a.x) && isfinite(a.y);
 }
+//! The device's lib/core/llr_output.h: an LLR signed and clipped, NaN or Inf erased to 0.
+__device__ __forceinline__ float finish_llr(float v, float sign, float clip)
+{
+    const float s = sign * v;
+    return isfinite(s) ? fminf(fmaxf(s, -clip), clip) : 0.0f;
+}
 __device__ __forceinline__ float2 shfl_xor(float2 v, int mask)
 {
     return make_float2(__shfl_xor_sync(0xffffffffu, v.x, mask),

@@ -418,6 +418,36 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
     }
 }
 
+TEST(Detector, HugeFiniteSamplesAndTinyN0NeverGiveInfOrNanLlrs)
+{
+    // Found by fuzz_detector_tags: a finite sample near float's range (or 1e18 with an N0
+    // near 0) overflowed the equalizer and the demapper into NaN or Inf LLRs. Such LLRs
+    // are erased to 0; the other subcarriers keep theirs.
+    const std::size_t sym_a = 0, sc_a = 3, sym_b = 1, sc_b = 5;
+    for (const std::string& name : detector_mode_names()) {
+        for (float n0 : { 0.1f, 1e-30f, 0.0f }) {
+            auto s = make_setup(4, 4, Modulation::qpsk, parse_detector_mode(name), 15.0);
+            s.frame.n0 = n0;
+            const Dims d = s.det.dims();
+            const auto clean = run(s);
+            s.frame.y[sym_a * d.rx_items() + d.rx_index(sc_a, 1)] =
+                cf32(std::numeric_limits<float>::max(), 0.0f);
+            s.frame.y[sym_b * d.rx_items() + d.rx_index(sc_b, 0)] = cf32(1e18f, -1e18f);
+            const auto llr = run(s);
+            const std::string what = name + " N0 " + std::to_string(n0);
+            for (std::size_t sym = 0; sym < s.sim.symbols_per_frame; ++sym)
+                for (std::size_t sc = 0; sc < d.num_subcarriers; ++sc)
+                    for (std::size_t i = 0; i < d.num_users * d.bits_per_symbol; ++i) {
+                        const std::size_t k = sym * d.llr_items() + d.llr_index(sc, 0, 0) + i;
+                        ASSERT_TRUE(std::isfinite(llr[k])) << what << " at " << k;
+                        if (!(sym == sym_a && sc == sc_a) && !(sym == sym_b && sc == sc_b)) {
+                            ASSERT_EQ(llr[k], clean[k]) << what << " at " << k;
+                        }
+                    }
+        }
+    }
+}
+
 TEST(Detector, UserWithoutChannelIsErasedAloneInEveryMode)
 {
     // 16-QAM and N0 > 0: a zero channel column must give LLR 0 for that user only (not

@@ -5,6 +5,7 @@
  */
 
 #include "core/apsm/cpu_apsm_detector.h"
+#include "core/llr_output.h"
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -66,7 +67,7 @@ void soft_output(const Constellation& constellation,
         for (std::size_t k = 0; k < K; ++k) {
             constellation.demap_maxlog(z[t * K + k], rho[k], out + k * Q);
             for (std::size_t p = 0; p < Q; ++p)
-                out[k * Q + p] = std::clamp(sign * out[k * Q + p], -clip, clip);
+                out[k * Q + p] = finish_llr(out[k * Q + p], sign, clip);
         }
     }
 }

@@ -5,6 +5,7 @@
  */
 
 #include "cpu_box_detector.h"
+#include "core/llr_output.h"
 #include "core/mmse/cholesky.h"
 #include <omp.h>
 #include <algorithm>
@@ -241,7 +242,7 @@ void CpuBoxDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf
                             x_hat_at(k)[j] = xj;
                     }
                     for (std::size_t i = 0; i < u * q; ++i)
-                        out[i] = std::clamp(sign * out[i], -clip, clip);
+                        out[i] = finish_llr(out[i], sign, clip);
                 }
             }
         }

@@ -5,6 +5,7 @@
  */
 
 #include "cpu_sphere_detector.h"
+#include "core/llr_output.h"
 #include "core/mmse/linear_algebra.h"
 #include <omp.h>
 #include <algorithm>
@@ -120,7 +121,7 @@ void CpuSphereDetector::detect(const cf32* y, std::size_t n_symbols, float* llr,
                                                         : points[list[best].point[c]];
             }
             for (std::size_t i = 0; i < U * Q; ++i)
-                llr_k[i] = std::clamp(sign * llr_k[i], -clip, clip);
+                llr_k[i] = finish_llr(llr_k[i], sign, clip);
         }
     }
     d_bad_samples += bad_samples;

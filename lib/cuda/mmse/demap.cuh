@@ -31,7 +31,7 @@ write_llrs_of(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, floa
     demap_maxlog_of<kBitsPerAxis>(p.demap, cscale(x, inv_lambda), rho, out);
 #pragma unroll
     for (int j = 0; j < Q; ++j)
-        out[j] = fminf(fmaxf(p.llr_sign * out[j], -p.llr_clip), p.llr_clip);
+        out[j] = finish_llr(out[j], p.llr_sign, p.llr_clip);
     const auto address = reinterpret_cast<std::uintptr_t>(dst);
     if (Q % 4 == 0 && address % 16 == 0) {
 #pragma unroll

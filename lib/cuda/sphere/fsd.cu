@@ -524,7 +524,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
             } else {
                 v = ((best.point[c] >> (Q - 1 - bit)) & 1) ? 1.0f : -1.0f;
             }
-            llr[u * Q + bit] = fminf(fmaxf(a.llr_sign * v, -a.llr_clip), a.llr_clip);
+            llr[u * Q + bit] = finish_llr(v, a.llr_sign, a.llr_clip);
         }
         if (x_hat)
             x_hat[u] = dead ? make_float2(0.0f, 0.0f) : a.points.p[best.point[c]];
@@ -643,7 +643,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         if (Staged && erased)
             return;
         llr[(o & ~kSphereUnusable) * Q + b] =
-            (o & kSphereUnusable) ? 0.0f : fminf(fmaxf(sign * value, -clip), clip);
+            (o & kSphereUnusable) ? 0.0f : finish_llr(value, sign, clip);
     };
     // x_hat of the best path, column c's point label given by label(c).
     auto write_point = [&](auto&& label) {
