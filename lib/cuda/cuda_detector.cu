@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -81,11 +82,52 @@ std::atomic<std::uint64_t> allocations{ 0 };
 
 std::uint64_t allocation_count() { return allocations.load(); }
 
+std::string human_bytes(double bytes)
+{
+    const char* unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int i = 0;
+    while (bytes >= 1024.0 && i < 4) {
+        bytes /= 1024.0;
+        ++i;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, i ? "%.1f %s" : "%.0f %s", bytes, unit[i]);
+    return text;
+}
+
+namespace {
+//! The OutOfMemory of a failed allocation of `bytes`, the device's free memory named; the
+//! runtime's error is cleared, so that the next launch check does not report it again.
+[[noreturn]] void throw_out_of_memory(std::size_t bytes, bool pinned)
+{
+    cudaGetLastError();
+    std::string where = "page-locked host memory";
+    std::string state;
+    int device = 0;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (!pinned && cudaGetDevice(&device) == cudaSuccess &&
+        cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+        cudaDeviceProp prop{};
+        const bool named = cudaGetDeviceProperties(&prop, device) == cudaSuccess;
+        where = "GPU memory on device " + std::to_string(device) +
+                (named ? std::string(" (") + prop.name + ")" : std::string());
+        state = "; " + human_bytes(static_cast<double>(free_bytes)) + " free of " +
+                human_bytes(static_cast<double>(total_bytes));
+    }
+    cudaGetLastError();
+    throw OutOfMemory("out of " + where + ": asked for " +
+                      human_bytes(static_cast<double>(bytes)) + state);
+}
+} // namespace
+
 void* device_malloc(std::size_t bytes)
 {
     void* p = nullptr;
     if (bytes) {
-        MIMODET_CUDA_CHECK(cudaMalloc(&p, bytes));
+        const cudaError_t err = cudaMalloc(&p, bytes);
+        if (err == cudaErrorMemoryAllocation)
+            throw_out_of_memory(bytes, false);
+        MIMODET_CUDA_CHECK(err);
         ++allocations;
     }
     return p;
@@ -95,7 +137,10 @@ void* pinned_malloc(std::size_t bytes)
 {
     void* p = nullptr;
     if (bytes) {
-        MIMODET_CUDA_CHECK(cudaMallocHost(&p, bytes));
+        const cudaError_t err = cudaMallocHost(&p, bytes);
+        if (err == cudaErrorMemoryAllocation)
+            throw_out_of_memory(bytes, true);
+        MIMODET_CUDA_CHECK(err);
         ++allocations;
     }
     return p;
@@ -373,10 +418,33 @@ struct CudaDetector::Impl {
     {
         try {
             acquire();
+        } catch (const OutOfMemory& e) {
+            const std::string held = device_selected ? memory_held() : std::string();
+            release();
+            throw OutOfMemory(
+                "CUDA detector " + std::to_string(dims.num_antennas) + "x" +
+                std::to_string(dims.num_users) + " " + to_string(config.modulation) + " " +
+                to_string(config.mode) + ", " + std::to_string(dims.num_subcarriers) +
+                " subcarriers, " + std::to_string(options.streams) + " stream(s) of " +
+                std::to_string(chunk_symbols) + " symbols: " + e.what() + held +
+                ". Fewer subcarriers or streams fit; backend=auto runs it on the CPU");
         } catch (...) {
             release(); // nothing leaks when construction fails half-way
             throw;
         }
+    }
+
+    std::size_t free_at_start = 0; // device memory free when acquire() selected the device
+    //! "; this detector held about 1.2 GiB": what the failed acquire() had already taken.
+    std::string memory_held() const
+    {
+        std::size_t free_now = 0, total = 0;
+        if (cudaMemGetInfo(&free_now, &total) != cudaSuccess || free_now > free_at_start) {
+            cudaGetLastError();
+            return {};
+        }
+        return "; this detector held about " +
+               human_bytes(static_cast<double>(free_at_start - free_now)) + " by then";
     }
 
     void acquire()
@@ -407,6 +475,8 @@ struct CudaDetector::Impl {
                 " does not exist (" + std::to_string(count) + " found)");
         MIMODET_CUDA_CHECK(cudaSetDevice(options.device));
         device_selected = true;
+        std::size_t total = 0;
+        MIMODET_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
         configure_kernels();
         if (box()) { // H of a subcarrier in shared memory: 256 x 32 is past sm_75's 64 KiB
             int optin = 0;

@@ -13,6 +13,7 @@
 #include <mimodet/detector.h>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,19 @@ std::string device_description(int device);
 //! them go through device_malloc and pinned_malloc), for the steady-state tests.
 std::uint64_t allocation_count();
 
+/*! An allocation the GPU (or the page-locked host memory) could not give: the message names
+ * the bytes asked for and what the device had free. backend=auto falls back to the CPU on
+ * it like on any other failure to build a GPU detector. */
+class OutOfMemory : public std::runtime_error
+{
+public:
+    using std::runtime_error::runtime_error;
+};
+//! "12.5 MiB", "3.2 GiB": sizes in errors.
+std::string human_bytes(double bytes);
+
 //! Device and pinned host memory without CUDA types, for the tests and the benchmark.
+//! Throw OutOfMemory when the memory is not there.
 void* device_malloc(std::size_t bytes);
 void device_free(void* p) noexcept;
 void* pinned_malloc(std::size_t bytes);

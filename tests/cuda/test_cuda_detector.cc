@@ -23,6 +23,7 @@
 #include <iostream>
 #include <random>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -854,6 +855,48 @@ TEST(CudaDetector, FactoryPicksTheGpuForAutoAndCuda)
     std::string reason;
     EXPECT_EQ(make_detector(c, &reason)->name(), "cpu-cr");
     EXPECT_NE(reason.find("B=256"), std::string::npos) << reason;
+}
+
+TEST(CudaDetector, HugeFiniteSamplesAndTinyN0NeverGiveInfOrNanLlrsLikeTheCpu)
+{
+    // The GPU mirror of Detector.HugeFiniteSamplesAndTinyN0NeverGiveInfOrNanLlrs: every
+    // mode with a kernel, LLRs finite, the subcarriers without a huge sample as the CPU's.
+    SKIP_WITHOUT_GPU();
+    const std::size_t sym_a = 0, sc_a = 3, sym_b = 1, sc_b = 5;
+    for (const std::string& name : detector_mode_names()) {
+        const Case c{ 4, 4, 24, 3, Modulation::qpsk, parse_detector_mode(name), 3, 15.0, 0.0 };
+        std::unique_ptr<Detector> gpu;
+        try {
+            gpu = make_detector(config_of(c, Backend::cuda));
+        } catch (const std::runtime_error&) {
+            continue; // no kernel for this mode (ml): the CPU runs it
+        }
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        for (float n0 : { 0.1f, 1e-30f, 0.0f }) {
+            Frame f = frame_of(c, 3);
+            f.n0 = n0;
+            const Dims d = gpu->config().dims();
+            f.y[sym_a * d.rx_items() + d.rx_index(sc_a, 1)] =
+                cf32(std::numeric_limits<float>::max(), 0.0f);
+            f.y[sym_b * d.rx_items() + d.rx_index(sc_b, 0)] = cf32(1e18f, -1e18f);
+            const Outputs g = run(*gpu, f, c.nsym), h = run(*cpu, f, c.nsym);
+            const std::string what = name + " N0 " + std::to_string(n0);
+            for (std::size_t sym = 0; sym < c.nsym; ++sym)
+                for (std::size_t sc = 0; sc < c.nsc; ++sc)
+                    for (std::size_t i = 0; i < d.num_users * d.bits_per_symbol; ++i) {
+                        const std::size_t k = sym * d.llr_items() + d.llr_index(sc, 0, 0) + i;
+                        ASSERT_TRUE(std::isfinite(g.llr[k])) << what << " at " << k;
+                        // (with N0 near 0 the LLRs scale by 1/N0: rounding differences
+                        // near a decision boundary are then not comparable)
+                        if (n0 == 0.1f && !(sym == sym_a && sc == sc_a) &&
+                            !(sym == sym_b && sc == sc_b)) {
+                            ASSERT_LE(std::abs(g.llr[k] - h.llr[k]),
+                                      2e-3 * std::max(1.0f, std::abs(h.llr[k])))
+                                << what << " at " << k;
+                        }
+                    }
+        }
+    }
 }
 
 TEST(CudaDetector, SeveralDetectorsAliveAtOnce)
