@@ -38,6 +38,19 @@ inline std::uint64_t resident_bytes()
     return resident * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
+//! Built with AddressSanitizer (gcc or clang).
+constexpr bool address_sanitizer()
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    return false;
+}
+
 //! A count from the environment (e.g. MIMODET_SOAK_FRAMES), or `fallback`.
 inline std::uint64_t env_count(const char* name, std::uint64_t fallback)
 {

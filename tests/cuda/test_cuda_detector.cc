@@ -868,7 +868,9 @@ TEST(CudaDetector, HugeFiniteSamplesAndTinyN0NeverGiveInfOrNanLlrsLikeTheCpu)
         std::unique_ptr<Detector> gpu;
         try {
             gpu = make_detector(config_of(c, Backend::cuda));
-        } catch (const std::runtime_error&) {
+        } catch (const std::runtime_error& e) {
+            if (std::string(e.what()).find("no GPU kernel") == std::string::npos)
+                throw;
             continue; // no kernel for this mode (ml): the CPU runs it
         }
         auto cpu = make_detector(config_of(c, Backend::cpu));

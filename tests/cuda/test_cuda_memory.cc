@@ -34,6 +34,8 @@ TEST(CudaMemory, OutOfMemoryIsAClearErrorAndAutoFallsBackToTheCpu)
     std::size_t free_bytes = 0, total = 0;
     ASSERT_EQ(cudaMemGetInfo(&free_bytes, &total), cudaSuccess);
     const std::size_t headroom = std::size_t(96) << 20;
+    if (free_bytes < 4 * headroom)
+        GTEST_SKIP() << "the card is already nearly full";
     struct Hog { // freed however the test ends: the next test needs the card
         void* p = nullptr;
         ~Hog() { cudaFree(p); }
@@ -120,6 +122,11 @@ TEST(CudaMemory, SoakOfTheCoreApiKeepsHostAndGpuMemoryFlat)
     ASSERT_GE(r.samples.size(), 2u);
     EXPECT_EQ(r.non_finite_llrs, 0u);
     EXPECT_EQ(r.bad_sample_vectors, r.nan_sample_frames);
-    EXPECT_LT(r.growth(false), std::uint64_t(4) << 20) << "resident memory grew";
-    EXPECT_EQ(r.growth(true), 0u) << "GPU memory grew";
+    // Bounds: a few allocator pages. The detector alive at a sample differs in size from
+    // mode to mode; a leak of one allocation per rebuild (at least 10 after the warm-up)
+    // is far above them.
+    if (!mimodet_test::address_sanitizer()) {
+        EXPECT_LT(r.growth(false), std::uint64_t(4) << 20) << "resident memory grew";
+    }
+    EXPECT_LT(r.growth(true), std::uint64_t(16) << 20) << "GPU memory grew";
 }

@@ -49,7 +49,14 @@ public:
     FuzzInput(const std::uint8_t* data, std::size_t size) : d_data(data), d_size(size) {}
     bool empty() const { return d_pos >= d_size; }
     std::uint8_t u8() { return d_pos < d_size ? d_data[d_pos++] : 0; }
-    std::uint16_t u16() { return static_cast<std::uint16_t>(u8() | (u8() << 8)); }
+    // Each read its own statement: the order of a call's arguments or an operator's
+    // operands is unspecified, and an input must mean the same under every compiler.
+    std::uint16_t u16()
+    {
+        const unsigned low = u8();
+        const unsigned high = u8();
+        return static_cast<std::uint16_t>(low | (high << 8));
+    }
     std::uint64_t u64()
     {
         std::uint64_t v = 0;
@@ -107,14 +114,19 @@ pmt::pmt_t any_pmt(FuzzInput& in, int depth)
         return pmt::init_c64vector(v.size(), v);
     }
     case 4:
-    case 5: // N0 as a double: negative, NaN, Inf, huge or tiny included
-        return pmt::from_double(in.value() * (in.u8() % 2 ? 1e-3 : 1.0));
+    case 5: { // N0 as a double: negative, NaN, Inf, huge or tiny included
+        const double v = in.value();
+        return pmt::from_double(v * (in.u8() % 2 ? 1e-3 : 1.0));
+    }
     case 6:
         return pmt::from_long(static_cast<long>(static_cast<std::int16_t>(in.u16())));
     case 7:
         return pmt::from_uint64(in.u64());
-    case 8:
-        return pmt::from_complex(in.value(), in.value());
+    case 8: {
+        const float re = in.value();
+        const float im = in.value();
+        return pmt::from_complex(re, im);
+    }
     case 9:
         return pmt::PMT_NIL;
     case 10:
@@ -131,8 +143,11 @@ pmt::pmt_t any_pmt(FuzzInput& in, int depth)
                : n == 2 ? pmt::make_tuple(items[0], items[1])
                         : pmt::make_tuple(items[0], items[1], items[2]);
     }
-    case 13:
-        return pmt::cons(any_pmt(in, depth + 1), any_pmt(in, depth + 1));
+    case 13: {
+        const pmt::pmt_t car = any_pmt(in, depth + 1);
+        const pmt::pmt_t cdr = any_pmt(in, depth + 1);
+        return pmt::cons(car, cdr);
+    }
     default: {
         std::vector<std::uint8_t> v(in.length(kChannel * 8));
         for (auto& x : v)

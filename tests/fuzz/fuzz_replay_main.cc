@@ -103,9 +103,14 @@ int main(int argc, char** argv)
         }
         const std::filesystem::path p(arg);
         if (std::filesystem::is_directory(p)) {
+            // by name: a seed picks the same inputs on every file system
+            std::vector<std::filesystem::path> files;
             for (const auto& e : std::filesystem::directory_iterator(p))
                 if (e.is_regular_file())
-                    corpus.push_back(read_file(e.path()));
+                    files.push_back(e.path());
+            std::sort(files.begin(), files.end());
+            for (const auto& f : files)
+                corpus.push_back(read_file(f));
         } else if (std::filesystem::is_regular_file(p)) {
             corpus.push_back(read_file(p));
         } else {
