@@ -109,6 +109,7 @@ void CpuDetector::prepare_subcarrier(std::size_t sc,
                                          Eigen::Map<MatrixC>(d_gram.data() + sc * u * u, u, u),
                                          rho,
                                          inv_lambda,
+                                         regularized,
                                          unusable_users);
         d_bad[sc] = finite ? 0 : 1;
         return;

@@ -424,7 +424,7 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     // per-user LLR magnitudes of those users within 20% of the CPU's (float rounding on
     // a near-singular system moves single LLRs), no wrong sign above |LLR| 3 beyond 2%,
     // and |LLR| below the CPU test's bound of 100. Host API (prepare kernel) and device
-    // API (fused kernel).
+    // API (fused kernel; cg/cr also the matrix-free kernel, on a first single symbol).
     SKIP_WITHOUT_GPU();
     struct Loaded {
         DetectorMode mode;
@@ -433,7 +433,9 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     };
     for (const Loaded l : { Loaded{ DetectorMode::zf, -1.0f, 1e-4f },
                             Loaded{ DetectorMode::chol, 0.0f, 1e-4f },
-                            Loaded{ DetectorMode::zf, 0.0f, 1e-4f } }) {
+                            Loaded{ DetectorMode::zf, 0.0f, 1e-4f },
+                            Loaded{ DetectorMode::cg, 0.0f, 1e-4f },
+                            Loaded{ DetectorMode::cr, 1e-7f, 1e-3f } }) {
         const Case c{ 16, 16, 64, 14, Modulation::qam16, l.mode, 3, 30.0, 0.0 };
         Frame f = frame_with_colliding_users(c, l.delta, 5);
         if (l.n0 >= 0.0f)
@@ -449,15 +451,32 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
         DeviceFrame dev(f, g);
         fused_gpu.set_channel_device(dev.h.get(), f.n0);
         const Outputs fused = dev.detect(fused_gpu, c.nsym);
+        struct Path {
+            const Outputs* out;
+            std::size_t symbols;
+            const char* name;
+        };
+        std::vector<Path> paths = { { &g, c.nsym, " (host API)" },
+                                    { &fused, c.nsym, " (device API)" } };
+        Outputs matrix_free;
+        if (l.mode == DetectorMode::cg || l.mode == DetectorMode::cr) {
+            cuda::CudaDetector mf_gpu(config_of(c, Backend::cuda));
+            mf_gpu.set_channel_device(dev.h.get(), f.n0);
+            matrix_free = dev.detect(mf_gpu, 1); // too few symbols to form A
+            EXPECT_FALSE(mf_gpu.matrix_formed()) << what;
+            paths.push_back({ &matrix_free, 1, " (matrix-free)" });
+        }
         const std::size_t q = d.bits_per_symbol;
-        for (const Outputs* o : { &g, &fused }) {
-            const std::string which = what + (o == &g ? " (host API)" : " (device API)");
+        for (const Path& path : paths) {
+            const Outputs* o = path.out;
+            const std::string which = what + path.name;
             std::size_t above = 0, wrong = 0;
             float largest = 0.0f;
+            double total[2] = { 0, 0 }, cpu_total[2] = { 0, 0 };
             for (std::size_t sc = 0; sc < c.nsc; ++sc)
                 for (std::size_t u = 0; u < 2; ++u) {
                     double sum = 0, cpu_sum = 0;
-                    for (std::size_t t = 0; t < c.nsym; ++t)
+                    for (std::size_t t = 0; t < path.symbols; ++t)
                         for (std::size_t j = 0; j < q; ++j) {
                             const std::size_t i = t * d.llr_items() + d.llr_index(sc, u, j);
                             const float l = o->llr[i];
@@ -474,9 +493,16 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
                             }
                         }
                     ASSERT_GT(cpu_sum, 0.0) << which;
-                    EXPECT_NEAR(sum / cpu_sum, 1.0, 0.2)
-                        << which << ": subcarrier " << sc << ", user " << u;
+                    total[u] += sum;
+                    cpu_total[u] += cpu_sum;
+                    if (path.symbols > 1) { // (one symbol's 4 LLRs: too few to compare)
+                        EXPECT_NEAR(sum / cpu_sum, 1.0, 0.2)
+                            << which << ": subcarrier " << sc << ", user " << u;
+                    }
                 }
+            for (std::size_t u = 0; u < 2; ++u) {
+                EXPECT_NEAR(total[u] / cpu_total[u], 1.0, 0.1) << which << ", user " << u;
+            }
             std::cout << which << ": " << above << " LLRs above 3, " << wrong
                       << " wrong; largest " << largest << "\n";
             EXPECT_LE(wrong, 0.02 * above + 1) << which;

@@ -31,18 +31,33 @@ using mmse::kMaxSinr;
 using mmse::kMinPivotRatio;
 using mmse::kMinUserGain;
 
+/*! cg/cr loading for a declared N0 and the sum of the gains (core/mmse/iterative.h,
+ * iterative_loading): kLoading mean(diag G) when N0 is below it (N0 = 0 or tiny), else 0. */
+__device__ __forceinline__ float iterative_load(float n0, float gain_sum, int num_users)
+{
+    const float floor = kLoading * gain_sum / num_users;
+    return n0 < floor ? floor : 0.0f;
+}
+
 /*! cg/cr per-user gains from G_uu (li2015 II-C: rho ~ G_uu / N0, lambda = rho / (1 +
  * rho)); a user far weaker than the strongest (max_gain) is erased (rho = 1/lambda = 0).
- * Returns true when the lane holds a user and that user is erased. */
+ * Under loading (n0 is then N0' = N0 + load) rho is the pairwise bound (G_uu - captured)
+ * / N0', captured = max_{v != u} |G_uv|^2 / (G_vv + N0'), as on the CPU
+ * (core/mmse/iterative.cc). Returns true when the lane holds a user and that user is
+ * erased. */
 __device__ __forceinline__ bool approximate_gains(float own_gain,
                                                   float max_gain,
                                                   bool user_lane,
                                                   float n0,
+                                                  bool loaded,
+                                                  float captured,
                                                   float& rho,
                                                   float& inv_lambda)
 {
     const bool usable = user_lane && own_gain > kMinUserGain * max_gain;
-    const float r = n0 > 0.0f ? fminf(own_gain / n0, kMaxSinr) : kMaxSinr;
+    const float r =
+        loaded ? fminf(fmaxf((own_gain - captured) / n0, 1.0f / kMaxSinr), kMaxSinr)
+               : (n0 > 0.0f ? fminf(own_gain / n0, kMaxSinr) : kMaxSinr);
     rho = usable ? r : 0.0f;
     inv_lambda = usable ? (1.0f + r) / r : 0.0f;
     return user_lane && !usable;
@@ -210,8 +225,9 @@ channel_load(const PrepareArgs& p, int attempt, float gain_sum)
 }
 
 /*! cg/cr channel state of subcarrier sc by one warp, from G = H^H H (g, full Hermitian,
- * in shared memory): A = G + N0 I into p.a and into g, li2015's approximate per-user
- * gains, the status and the unusable count. A subcarrier without a usable channel gets
+ * in shared memory): A = G + N0 I into p.a and into g (N0 + load when N0 is tiny:
+ * iterative_load), li2015's approximate per-user gains (the pairwise bound when loaded),
+ * the status and the unusable count. A subcarrier without a usable channel gets
  * kStatusBad and zero gains. Returns whether the channel is usable (not kStatusBad), on
  * every lane. */
 template <int UP>
@@ -226,22 +242,30 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
         erase_channel(p, sc, false, lane);
         return false;
     }
+    const float load = iterative_load(p.n0, gain_sum, U);
+    const float n0_eff = p.n0 + load;
     __syncwarp(); // every lane has read its G_uu
     if (user_lane)
-        g[lane][lane].x += p.n0;
+        g[lane][lane].x += n0_eff;
     __syncwarp();
     write_channel_matrix<UP>(p, sc, g, lane);
+    float captured = 0.0f; // the strongest partner's share of G_uu (loaded channels)
+    if (load > 0.0f && user_lane)
+        for (int j = 0; j < U; ++j)
+            if (j != lane)
+                captured = fmaxf(captured, cnorm(g[lane][j]) / g[j][j].x);
     float r = 0.0f, il = 0.0f;
-    const bool unusable = approximate_gains(own_gain, max_gain, user_lane, p.n0, r, il);
+    const bool unusable =
+        approximate_gains(own_gain, max_gain, user_lane, n0_eff, load > 0.0f, captured, r, il);
     if (user_lane) {
         p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
         p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
     }
     const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable);
     if (lane == 0) {
-        p.status[sc] = kStatusOk;
+        p.status[sc] = load > 0.0f ? kStatusRegularized : kStatusOk;
         p.unusable[sc] = static_cast<std::uint8_t>(__popc(unusable_mask));
-        count_channel(p, false, __popc(unusable_mask));
+        count_channel(p, load > 0.0f, __popc(unusable_mask));
     }
     return true;
 }

@@ -44,6 +44,33 @@ __host__ __device__ constexpr std::size_t matrix_free_warp_items(int up, int ant
     return static_cast<std::size_t>(antennas) * (up + 1) + antennas + up;
 }
 
+/*! max_{j != u} |G_uj|^2 / (G_jj + N0') for this lane's user u (lane = group * UP + u),
+ * from H in shared memory (hs, [B][UP + 1]): the pairwise bound's share (channel_state.cuh,
+ * approximate_gains) on a loaded channel. Every lane of the warp calls it. Not inlined:
+ * the kernel's common path keeps its registers (inlined, a 32x32 CR call of 128
+ * subcarriers took 7% longer on an H100). */
+template <int UP>
+__device__ __noinline__ float
+strongest_partner(const float2* hs, int B, int U, float own_gain, float n0_eff)
+{
+    constexpr int kGroups = 32 / UP;
+    const int lane = threadIdx.x % 32, group = lane / UP, user = lane % UP;
+    float captured = 0.0f;
+    for (int j = 0; j < U; ++j) {
+        float2 g_uj = make_float2(0.0f, 0.0f);
+        if (user < U)
+            for (int b = group; b < B; b += kGroups)
+                g_uj = cfmac(hs[b * (UP + 1) + user], hs[b * (UP + 1) + j], g_uj);
+#pragma unroll
+        for (int off = UP; off < 32; off <<= 1)
+            g_uj = cadd(g_uj, shfl_xor(g_uj, off));
+        const float g_jj = __shfl_sync(0xffffffffu, own_gain, j); // lane j: user j
+        if (j != user)
+            captured = fmaxf(captured, cnorm(g_uj) / (g_jj + n0_eff));
+    }
+    return captured;
+}
+
 template <int UP>
 __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
     equalize_matrix_free_kernel(EqualizeArgs p)
@@ -93,8 +120,16 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
         over_antennas([&](int b, float acc) { return acc + cnorm(h_at(b, user)); }, 0.0f);
     const float max_gain = warp_max(own_gain), gain_sum = warp_sum(own_gain);
     const bool bad_channel = !(max_gain > 0.0f) || !isfinite(gain_sum);
+    // N0 = 0 or tiny: load, as the prepare kernel does (channel_state.cuh); the pairwise
+    // bound then needs this user's row of G, formed only for such channels.
+    const float load = iterative_load(p.n0, gain_sum / kGroups, U); // each group summed
+    const float n0_eff = p.n0 + load;
+    const float captured = load > 0.0f && !bad_channel // uniform per warp
+                               ? strongest_partner<UP>(hs, B, U, own_gain, n0_eff)
+                               : 0.0f;
     float rho = 0.0f, inv_lambda = 0.0f;
-    approximate_gains(own_gain, max_gain, active, p.n0, rho, inv_lambda);
+    approximate_gains(own_gain, max_gain, active, n0_eff, load > 0.0f, captured, rho,
+                      inv_lambda);
 
     // A v for this lane's user; v spread over the lanes of every group alike.
     auto apply = [&](float2 v) {
@@ -112,7 +147,7 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
         const float2 hh = over_antennas(
             [&](int b, float2 acc) { return cfmac(h_at(b, user), bs[b], acc); },
             make_float2(0.0f, 0.0f));
-        return active ? cadd(hh, cscale(v, p.n0)) : make_float2(0.0f, 0.0f);
+        return active ? cadd(hh, cscale(v, n0_eff)) : make_float2(0.0f, 0.0f);
     };
 
     for (std::size_t s = 0; s < p.num_symbols; ++s) {
