@@ -25,6 +25,7 @@ DEB_PACKAGES=(
   cmake make g++ pkg-config git
   gnuradio gnuradio-dev libvolk2-dev libspdlog-dev libfmt-dev libgmp-dev libboost-dev
   pybind11-dev python3-pybind11 python3-numpy python3-matplotlib python3-yaml python3-mako
+  python3-hypothesis
   libuhd-dev libeigen3-dev libgtest-dev
 )
 

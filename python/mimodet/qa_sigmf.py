@@ -239,6 +239,45 @@ class qa_sigmf(gr_unittest.TestCase):
             sigmf.segments(meta, 3000)
         self.assertEqual(sigmf.segments(sigmf.read_metadata(self.path("gaps")), 3000)[0],
                          (0, 1200, 0))
+    def test_012_hostile_metadata_found_by_fuzzing_is_a_value_error(self):
+        # tests/fuzz/fuzz_sigmf.py found each: an integer past float's range, JSON nested
+        # past Python's recursion limit, a capture segment that is not an object, and a
+        # channel count that would make sigmf_source build 1e8 ports.
+        base = self.path("h")
+        meta_path = sigmf.write_capture(base, random_channels(1, 10, 6), 1e6, 1e9)
+        with open(meta_path) as f:
+            good = json.load(f)
+
+        def rewrite(text):
+            with open(meta_path, "w") as f:
+                f.write(text)
+
+        meta = json.loads(json.dumps(good))
+        meta["captures"][0]["core:frequency"] = 10 ** 400
+        rewrite(json.dumps(meta))
+        with self.assertRaisesRegex(ValueError, "core:frequency must be a finite number"):
+            sigmf.read_capture(base)
+        rewrite("[" * 100000 + "]" * 100000)
+        with self.assertRaisesRegex(ValueError, "not valid JSON"):
+            sigmf.read_capture(base)
+        meta = json.loads(json.dumps(good))
+        meta["global"]["core:num_channels"] = 10 ** 8
+        rewrite(json.dumps(meta))
+        with self.assertRaisesRegex(ValueError, "from 1 to %d" % sigmf.MAX_CHANNELS):
+            sigmf.sigmf_source(base)
+        meta = json.loads(json.dumps(good))
+        meta["captures"].append(5)
+        rewrite(json.dumps(meta))
+        with self.assertRaisesRegex(ValueError, "5: not an object"):
+            sigmf.segments(sigmf.read_metadata(base), 10)
+
+    def test_013_empty_capture_reads_as_no_samples_and_is_not_replayed(self):
+        base = self.path("empty")
+        sigmf.write_capture(base, np.zeros((3, 0), dtype=np.complex64), 1e6, 1e9)
+        self.assertEqual(sigmf.read_capture(base).samples.shape, (3, 0))
+        with self.assertRaisesRegex(ValueError, "holds no samples"):
+            sigmf.sigmf_source(base)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_sigmf)

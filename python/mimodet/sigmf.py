@@ -44,6 +44,8 @@ from gnuradio import blocks, gr
 SIGMF_VERSION = "1.0.0"
 DATATYPES = ("cf32_le", "ci16_le")
 SCALE_KEY = "mimodet:scale"
+#: More channels than this is no capture of a receiver (sigmf_source makes a port each).
+MAX_CHANNELS = 1024
 
 
 def _paths(path):
@@ -307,6 +309,8 @@ def segments(meta, num_samples):
     for segments that are not in order within the samples."""
     starts = []
     for seg in meta.get("captures", []):
+        if not isinstance(seg, dict):
+            raise ValueError("SigMF capture segment %r: not an object" % (seg,))
         start, lost = seg.get("core:sample_start", 0), seg.get(LOST_KEY, 0)
         if not (isinstance(start, int) and isinstance(lost, int) and 0 <= start and
                 lost >= 0 and start <= num_samples and (not starts or start > starts[-1][0])):
@@ -328,7 +332,7 @@ def read_metadata(path):
     try:
         with open(meta_path) as f:
             meta = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise ValueError("SigMF capture %r: %s is not valid JSON (%s)"
                          % (path, meta_path, e)) from e
     if not isinstance(meta, dict) or not isinstance(meta.get("global"), dict):
@@ -346,16 +350,20 @@ def read_metadata(path):
         """value as a finite float, or None (JSON strings and booleans are not numbers)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return None
-        return float(value) if math.isfinite(value) else None
+        try:  # (a JSON integer may lie past float's range)
+            return float(value) if math.isfinite(value) else None
+        except OverflowError:
+            return None
 
     rate = number(g["core:sample_rate"])
     if rate is None or not rate > 0:
         raise ValueError("SigMF capture %r: %s: global core:sample_rate must be a finite "
                          "number > 0, got %r" % (path, meta_path, g["core:sample_rate"]))
     channels = g["core:num_channels"]
-    if isinstance(channels, bool) or not isinstance(channels, int) or channels < 1:
+    if isinstance(channels, bool) or not isinstance(channels, int) or \
+            not 1 <= channels <= MAX_CHANNELS:
         raise ValueError("SigMF capture %r: %s: global core:num_channels must be an integer "
-                         ">= 1, got %r" % (path, meta_path, channels))
+                         "from 1 to %d, got %r" % (path, meta_path, MAX_CHANNELS, channels))
     if SCALE_KEY in g:
         scale = number(g[SCALE_KEY])
         if scale is None or not scale > 0:
@@ -386,7 +394,9 @@ def read_capture(path):
     meta_path, data_path = _paths(path)
     g = meta["global"]
     channels = int(g["core:num_channels"])
-    if g["core:datatype"] == "cf32_le":
+    if os.path.getsize(data_path) == 0:  # (an empty file cannot be mapped)
+        samples = np.zeros((channels, 0), dtype=np.complex64)
+    elif g["core:datatype"] == "cf32_le":
         flat = np.memmap(data_path, dtype="<c8", mode="r")
         samples = flat.reshape(-1, channels).T
     else:
@@ -419,6 +429,9 @@ class sigmf_source(gr.hier_block2):
             # GRC sizes the outputs before the file is read: say which count is right
             raise ValueError("sigmf_source: %r holds %d channels, the block was given %d"
                              % (path, self.channels, channels))
+        _, data_path = _paths(path)
+        if os.path.getsize(data_path) == 0:  # (file_source refuses it less clearly)
+            raise ValueError("sigmf_source: %r holds no samples" % (path,))
         self.sample_rate = float(g["core:sample_rate"])
         self.center_frequency = float(meta["captures"][0]["core:frequency"])
         outputs = 1 if vector else self.channels
@@ -430,7 +443,6 @@ class sigmf_source(gr.hier_block2):
         if vector:
             out = blocks.streams_to_vector(gr.sizeof_gr_complex, self.channels)
             self.connect(out, self)
-        _, data_path = _paths(path)
         cf32 = g["core:datatype"] == "cf32_le"
         item = gr.sizeof_gr_complex if cf32 else 2 * gr.sizeof_short
         src = blocks.file_source(item, data_path, repeat, first * self.channels,
