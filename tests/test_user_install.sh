@@ -36,9 +36,11 @@ as_user cmake -DCMAKE_INSTALL_PREFIX="$prefix" -P "$work/cmake_install.cmake" >"
   { cat "$work/install.log"; exit 1; }
 echo "user install: installed into $prefix"
 
-# What the README tells a user to set for a prefix install, and nothing else.
+# What the README tells a user to set for a prefix install, and nothing else (but the
+# sanitizer runtime that a -DMIMODET_SANITIZE build's tests preload).
 user_env() {
   as_user env -i HOME="$work/home" PATH="$prefix/bin:/usr/bin:/bin" \
+    ${LD_PRELOAD:+LD_PRELOAD="$LD_PRELOAD"} ${ASAN_OPTIONS:+ASAN_OPTIONS="$ASAN_OPTIONS"} \
     PYTHONPATH="$prefix/$pydir" GRC_BLOCKS_PATH="$prefix/share/gnuradio/grc/blocks" "$@"
 }
 
