@@ -312,7 +312,7 @@ def segments(meta, num_samples):
         if not isinstance(seg, dict):
             raise ValueError("SigMF capture segment %r: not an object" % (seg,))
         start, lost = seg.get("core:sample_start", 0), seg.get(LOST_KEY, 0)
-        if not (isinstance(start, int) and isinstance(lost, int) and 0 <= start and
+        if not (type(start) is int and type(lost) is int and 0 <= start and
                 lost >= 0 and start <= num_samples and (not starts or start > starts[-1][0])):
             raise ValueError("SigMF capture segment at sample %r (lost %r): not an increasing "
                              "sample within the %d samples" % (start, lost, num_samples))
@@ -332,7 +332,8 @@ def read_metadata(path):
     try:
         with open(meta_path) as f:
             meta = json.load(f)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+    except (OSError, ValueError, RecursionError) as e:  # (ValueError: JSON's, and an
+        # integer of more digits than Python converts)
         raise ValueError("SigMF capture %r: %s is not valid JSON (%s)"
                          % (path, meta_path, e)) from e
     if not isinstance(meta, dict) or not isinstance(meta.get("global"), dict):

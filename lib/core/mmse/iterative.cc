@@ -7,6 +7,7 @@
 #include "iterative.h"
 #include "numerics.h"
 #include <algorithm>
+#include <cmath>
 
 namespace mimodet {
 namespace mmse {
@@ -23,7 +24,7 @@ bool iterative_coefficients(const MatrixC& gram,
     const auto u = static_cast<std::size_t>(gram.rows());
     const float max_gain = gram_diag.maxCoeff();
     const float load = iterative_loading(n0, gram_diag.mean());
-    regularized = load > 0.0f;
+    regularized = load > 0.0f && std::isfinite(load); // (G overflowed: bad, as on the GPU)
     const float n0_eff = n0 + load;
     a = gram.selfadjointView<Eigen::Lower>();
     a.diagonal().array() += n0_eff;
