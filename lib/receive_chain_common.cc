@@ -9,6 +9,7 @@
 #include <pmt/pmt.h>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 
 namespace gr {
@@ -16,7 +17,11 @@ namespace mimodet {
 
 namespace {
 
-//! rx_time as UHD writes it: (uint64 full seconds, double fractional seconds).
+// 2^53: gaps up to this many samples are counted exactly (a double's integers).
+constexpr double kMaxGapSamples = 9007199254740992.0;
+
+//! rx_time as UHD writes it: (uint64 full seconds, double fractional seconds), a finite
+//! time (a NaN or Inf fraction would make every later frame time NaN).
 bool rx_time_seconds(const pmt::pmt_t& value, double& seconds)
 {
     if (!pmt::is_tuple(value) || pmt::length(value) != 2)
@@ -27,7 +32,7 @@ bool rx_time_seconds(const pmt::pmt_t& value, double& seconds)
     seconds = static_cast<double>(pmt::is_uint64(full) ? pmt::to_uint64(full)
                                                        : pmt::to_long(full)) +
               pmt::to_double(frac);
-    return true;
+    return std::isfinite(seconds);
 }
 
 } // namespace
@@ -69,19 +74,48 @@ std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
 {
     if (!enabled())
         return n;
+    // Samples before `from` are gone: of the references before it, the last one still
+    // times them.
+    auto keep = d_references.upper_bound(from);
+    if (keep != d_references.begin())
+        d_references.erase(d_references.begin(), std::prev(keep));
     std::sort(tags.begin(), tags.end(), gr::tag_t::offset_compare);
+    // A tag is read again in the next call unless its samples were consumed: each
+    // warning once.
+    auto first_sight = [this](std::uint64_t offset) {
+        const bool first = d_warned_through == UINT64_MAX || offset > d_warned_through;
+        if (first)
+            d_warned_through = offset;
+        return first;
+    };
     for (const auto& tag : tags) {
         double seconds = 0.0;
         if (!rx_time_seconds(tag.value, seconds)) {
-            logger->warn("rx_time tag at sample {:d} is not (uint64, double); ignored",
-                         tag.offset);
+            if (first_sight(tag.offset))
+                logger->warn("rx_time tag at sample {:d} is not (uint64, double) of a "
+                             "finite time; ignored",
+                             tag.offset);
             continue;
         }
-        if (d_reference && tag.offset > d_reference->sample) {
+        auto before = d_references.lower_bound(tag.offset);
+        if (before != d_references.begin()) {
+            --before; // the reference in force just before the tag
             const double expected =
-                d_reference->seconds + double(tag.offset - d_reference->sample) / d_rate;
-            const auto missing =
-                static_cast<long long>(std::llround((seconds - expected) * d_rate));
+                before->second + double(tag.offset - before->first) / d_rate;
+            const double jump = std::round((seconds - expected) * d_rate);
+            // A jump past any sample count (a time set anew, or a sample rate that does
+            // not fit the times) is no gap: the tag is a new time reference.
+            if (!(std::fabs(jump) < kMaxGapSamples)) {
+                if (first_sight(tag.offset))
+                    logger->warn("rx_time tag at sample {:d} is {:g} s from the time the "
+                                 "samples give; taken as a new time reference, no gap "
+                                 "counted",
+                                 tag.offset,
+                                 seconds - expected);
+                d_references[tag.offset] = seconds;
+                continue;
+            }
+            const auto missing = static_cast<long long>(jump);
             if (missing > 0 && d_last_gap_at != tag.offset) { // counted once
                 d_last_gap_at = tag.offset;
                 ++d_gaps;
@@ -96,8 +130,7 @@ std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
             if (missing > 0 && tag.offset > from)
                 return tag.offset - from;
         }
-        d_reference =
-            Reference{ tag.offset, seconds }; // the first, a gap's end, a re-tag
+        d_references[tag.offset] = seconds; // the first, a gap's end, a re-tag
     }
     return n;
 }
@@ -123,11 +156,14 @@ std::vector<std::pair<pmt::pmt_t, pmt::pmt_t>> frame_tags(std::uint64_t index,
 
 bool rx_time_gaps::time_of(std::uint64_t sample, double& seconds) const
 {
-    if (!d_reference)
+    if (d_references.empty())
         return false;
-    seconds =
-        d_reference->seconds + (double(sample) - double(d_reference->sample)) / d_rate;
-    return true;
+    // The last reference at or before the sample; before the first, the first one.
+    auto ref = d_references.upper_bound(sample);
+    if (ref != d_references.begin())
+        --ref;
+    seconds = ref->second + (double(sample) - double(ref->first)) / d_rate;
+    return std::isfinite(seconds); // a tiny sample rate can overflow it
 }
 
 } // namespace mimodet

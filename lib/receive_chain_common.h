@@ -15,7 +15,7 @@
 #include <pmt/pmt.h>
 #include <atomic>
 #include <cstdint>
-#include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,20 +51,20 @@ public:
                                      std::uint64_t from,
                                      std::uint64_t n,
                                      const gr::logger_ptr& logger);
-    //! The time of `sample` by the reference in force; false before the first rx_time.
+    //! The time of `sample` by the reference in force; false before the first rx_time
+    //! (or when it is not a finite double).
     bool time_of(std::uint64_t sample, double& seconds) const;
 
     std::uint64_t gaps() const { return d_gaps; }
     std::uint64_t lost_samples() const { return d_lost; }
 
 private:
-    struct Reference {
-        std::uint64_t sample;
-        double seconds;
-    };
     const double d_rate;
-    std::optional<Reference> d_reference;
+    //! sample -> its time, from the rx_time tags; a frame is timed by the last one at
+    //! or before its start (a time set anew must not time the frames before it).
+    std::map<std::uint64_t, double> d_references;
     std::uint64_t d_last_gap_at = UINT64_MAX;
+    std::uint64_t d_warned_through = UINT64_MAX; //!< bad tags warned about, up to here
     std::atomic<std::uint64_t> d_gaps{ 0 }, d_lost{ 0 };
 };
 

@@ -269,6 +269,29 @@ class qa_ofdm_uplink_receiver(gr_unittest.TestCase):
         self.assertEqual(len(starts), 2)
         self.assertLessEqual(abs(int(starts[1]) - truths[2]["frame_start"]), CP // 2)
 
+    def test_010_rx_time_that_is_no_time_is_ignored(self):
+        # Found by fuzz_rx_time: a NaN fraction became the reference, and every later
+        # frame's mimo_time was NaN. A time a gap count could not hold (1e12 s on) is a
+        # new reference, not a gap of 1e18 samples.
+        rate = 1e6
+        rx, truths = stream(3)
+        second = truths[1]["frame_start"] - 10
+        third = truths[2]["frame_start"] - 10
+        tags = [mimodet.make_tag(0, "rx_time", rx_time(5.0)),
+                mimodet.make_tag(second, "rx_time",
+                                 pmt.make_tuple(pmt.from_uint64(5), pmt.from_double(float("nan")))),
+                mimodet.make_tag(third, "rx_time", rx_time(1e12))]
+        block, items, out_tags = self.run_block(rx, tags, samp_rate=rate)
+        self.assertEqual(block.frames(), 3)
+        self.assertEqual(block.gaps(), 0)
+        self.assertEqual(block.lost_samples(), 0)
+        times = [pmt.to_double(t.value) for t in self.tags_by_key(out_tags)["mimo_time"]]
+        self.assertEqual(len(times), 3)
+        starts = [pmt.to_uint64(t.value) for t in self.tags_by_key(out_tags)["mimo_frame_start"]]
+        self.assertAlmostEqual(times[0], 5.0 + starts[0] / rate, places=9)
+        self.assertAlmostEqual(times[1], 5.0 + starts[1] / rate, places=9)  # NaN ignored
+        self.assertAlmostEqual(times[2], 1e12 + (starts[2] - third) / rate, delta=1e-3)
+
     def test_009_bad_arguments(self):
         with self.assertRaises(ValueError):
             mimodet.ofdm_uplink_receiver(0, U, FFT, CP, NSC, ND)
