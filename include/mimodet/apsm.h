@@ -66,7 +66,8 @@ struct ApsmConfig {
 struct ApsmStats {
     std::uint64_t trainings = 0;       //!< successful train() calls
     std::uint64_t vectors = 0;         //!< received vectors detected
-    std::uint64_t erased_vectors = 0;  //!< of those, with a NaN/Inf sample: zeros, LLR 0
+    std::uint64_t erased_vectors = 0;  //!< of those, with a NaN/Inf sample or an output that
+                                       //!< overflowed float: zeros, LLR 0
     std::uint64_t untrained_vectors = 0; //!< detected before any training: zeros, LLR 0
     //! Users of the current training detected by the least-squares filter alone (the
     //! Gaussian part did not predict unseen training samples better; docs/apsm.md).

@@ -43,6 +43,20 @@ std::size_t count_erased(const cf32* r, std::size_t antennas, std::size_t count)
     return n;
 }
 
+std::size_t erase_overflows(const cf32* r, std::size_t antennas, cf32* z, std::size_t users,
+                            std::size_t count)
+{
+    std::size_t n = 0;
+    for (std::size_t t = 0; t < count; ++t) {
+        cf32* zt = z + t * users;
+        if (std::all_of(zt, zt + users, finite))
+            continue;
+        std::fill(zt, zt + users, cf32(0.0f, 0.0f));
+        n += std::all_of(r + t * antennas, r + (t + 1) * antennas, finite);
+    }
+    return n;
+}
+
 void soft_output(const Constellation& constellation,
                  const ApsmConfig& config,
                  const double* noise_variance,
@@ -60,7 +74,8 @@ void soft_output(const Constellation& constellation,
         rho[k] = static_cast<float>(1.0 / std::max(noise_variance[k], 1e-6));
     for (std::size_t t = 0; t < count; ++t) {
         float* out = llr + t * K * Q;
-        if (!std::all_of(r + t * M, r + (t + 1) * M, finite)) {
+        if (!std::all_of(r + t * M, r + (t + 1) * M, finite) ||
+            !std::all_of(z + t * K, z + (t + 1) * K, finite)) {
             std::fill(out, out + K * Q, 0.0f);
             continue;
         }
@@ -117,8 +132,9 @@ void SoftApsmDetector::detect(const cf32* r, std::size_t count, cf32* symbols, f
         z = d_z.data();
     }
     d_stats.erased_vectors += equalize(r, count, z);
-    if (llr)
+    if (llr) // before erase_overflows(): an overflowed z must give LLR 0, not z = 0's
         soft_output(d_constellation, d_config, d_noise.data(), r, z, count, llr);
+    d_stats.erased_vectors += erase_overflows(r, d_config.num_antennas, z, K, count);
 }
 
 std::size_t CpuApsmDetector::equalize(const cf32* r, std::size_t count, cf32* z)

@@ -20,7 +20,8 @@ namespace apsm {
 /*! Max-log LLRs ([count][K][bits]) of equalised symbols z ([count][K]) of the received
  * vectors r ([count][M]): user k's with SINR 1 / noise_variance[k] (floored at 1e-6, so
  * that a perfect fit gives large but finite LLRs), sign and clip as the config says; a
- * vector with a NaN/Inf sample gets LLR 0. Shared by the CPU and GPU backends. */
+ * vector with a NaN/Inf sample, or whose z overflowed to Inf/NaN, gets LLR 0. Shared by
+ * the CPU and GPU backends. */
 void soft_output(const Constellation& constellation,
                  const ApsmConfig& config,
                  const double* noise_variance,
@@ -31,6 +32,12 @@ void soft_output(const Constellation& constellation,
 
 //! How many of `count` vectors ([count][M]) have a NaN/Inf sample.
 std::size_t count_erased(const cf32* r, std::size_t antennas, std::size_t count);
+
+/*! Finite samples near float's range can overflow the filters' output: such a vector's z
+ * ([count][K]) is set to 0 for every user, as a NaN/Inf sample's is. Returns how many
+ * (vectors of r with a NaN/Inf sample are not counted again). */
+std::size_t erase_overflows(const cf32* r, std::size_t antennas, cf32* z, std::size_t users,
+                            std::size_t count);
 
 /*! What the CPU and GPU receivers share: training built beside the current one and swapped
  * in only when complete (a refused or failed training leaves it in force), untrained and

@@ -10,7 +10,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm.h)                                                    */
-/* BINDTOOL_HEADER_FILE_HASH(e75c3afed5a9301a29d407b86269626f)*/
+/* BINDTOOL_HEADER_FILE_HASH(89a3ff1f121499ac9af4cc7fac319d74)*/
 
 #include <mimodet/apsm.h>
 #include <pybind11/numpy.h>

@@ -137,6 +137,42 @@ TEST(CpuApsmDetector, UntrainedAndBadVectorsAreErasures)
     EXPECT_EQ(det->stats().trainings, 1u);
 }
 
+// Finite samples near float's range overflowed the filters' float output to Inf (found by
+// fuzz_apsm_training): such a vector is erased, as a NaN sample's is, in both precisions.
+TEST(CpuApsmDetector, SamplesNearFloatsRangeAreErasedNotInfinite)
+{
+    const auto tr = transmission(Modulation::qam16, 4, 9);
+    for (const ApsmPrecision precision : { ApsmPrecision::float64, ApsmPrecision::float32 }) {
+        ApsmConfig c = config(Modulation::qam16, 4);
+        c.cpu_precision = precision;
+        auto det = make_apsm_detector(c);
+        det->train(tr.training_rx.data(), tr.training_tx.data(), 300);
+        std::vector<cf32> y(tr.data_rx.begin(), tr.data_rx.begin() + 6 * 4);
+        const float huge = std::numeric_limits<float>::max();
+        for (std::size_t m = 0; m < 4; ++m)
+            y[3 * 4 + m] = cf32(huge, m % 2 ? -huge : huge);
+        std::vector<cf32> z(6 * 6);
+        std::vector<float> llr(6 * 6 * 4);
+        det->detect(y.data(), 6, z.data(), llr.data());
+        for (std::size_t t = 0; t < 6; ++t)
+            for (std::size_t k = 0; k < 6; ++k) {
+                const cf32 v = z[t * 6 + k];
+                ASSERT_TRUE(std::isfinite(v.real()) && std::isfinite(v.imag()));
+                if (t == 3) {
+                    EXPECT_EQ(v, cf32(0.0f, 0.0f));
+                }
+                for (std::size_t b = 0; b < 4; ++b) {
+                    const float l = llr[(t * 6 + k) * 4 + b];
+                    ASSERT_TRUE(std::isfinite(l));
+                    if (t == 3) {
+                        EXPECT_EQ(l, 0.0f);
+                    }
+                }
+            }
+        EXPECT_EQ(det->stats().erased_vectors, 1u);
+    }
+}
+
 TEST(CpuApsmDetector, BackendsAndBadConfigurations)
 {
     ApsmConfig c = config(Modulation::qpsk, 4);

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 using namespace mimodet;
@@ -154,4 +155,41 @@ TEST(CudaApsmReceiver, MatchesTheCpuReceiver)
         }
         EXPECT_EQ(sign_flips, 0u);
     }
+}
+
+// Samples near float's range: the GPU backend erases the vector as the CPU does (the
+// erasure is in the code both share, SoftApsmDetector::detect).
+TEST(CudaApsmReceiver, SamplesNearFloatsRangeAreErasedNotInfinite)
+{
+    SKIP_WITHOUT_GPU();
+    const std::size_t M = 4, K = 6, T = 300, N = 6, Q = 4;
+    const auto tr = transmission(M, K, Modulation::qam16, T);
+    ApsmConfig c;
+    c.num_antennas = M;
+    c.num_users = K;
+    c.modulation = Modulation::qam16;
+    c.backend = Backend::cuda;
+    auto gpu = make_apsm_detector(c);
+    ASSERT_EQ(gpu->name(), "cuda-apsm");
+    gpu->train(tr.training_rx.data(), tr.training_tx.data(), T);
+    std::vector<cf32> y(tr.data_rx.begin(), tr.data_rx.begin() + N * M);
+    const float huge = std::numeric_limits<float>::max();
+    for (std::size_t m = 0; m < M; ++m)
+        y[3 * M + m] = cf32(huge, m % 2 ? -huge : huge);
+    std::vector<cf32> z(N * K);
+    std::vector<float> llr(N * K * Q);
+    gpu->detect(y.data(), N, z.data(), llr.data());
+    for (std::size_t i = 0; i < N * K; ++i) {
+        ASSERT_TRUE(std::isfinite(z[i].real()) && std::isfinite(z[i].imag())) << i;
+        if (i / K == 3) {
+            EXPECT_EQ(z[i], cf32(0.0f, 0.0f)) << i;
+        }
+    }
+    for (std::size_t i = 0; i < llr.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(llr[i])) << i;
+        if (i / (K * Q) == 3) {
+            EXPECT_EQ(llr[i], 0.0f) << i;
+        }
+    }
+    EXPECT_EQ(gpu->stats().erased_vectors, 1u);
 }
