@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # Copyright 2026 gr-mimodet authors.
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Writes the seed inputs of tests/fuzz/corpus/detector_tags: well-formed frames that the
-fuzzer then breaks (the byte format is FuzzInput in fuzz_detector_tags.cc)."""
+"""Writes the seed inputs of the C++ fuzz targets' corpora (tests/fuzz/corpus/<target>):
+well-formed inputs that the fuzzer then breaks. The byte format is each target's reading
+of FuzzInput (fuzz_input.h) in fuzz_<target>.cc."""
 import os
 import random
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "detector_tags")
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 NAN, INF = 232, 233
 H_KEY, N0_KEY, OTHER_KEY = 0, 2, 3
 
@@ -34,9 +35,8 @@ def n0(v, tiny=False):
     return [4, value(v), 1 if tiny else 0]
 
 
-def main():
+def detector_tags_seeds():
     rng = random.Random(7)
-    os.makedirs(OUT, exist_ok=True)
     seeds = {}
     for block, name in enumerate(["chol", "cg", "zf", "fsd", "box"]):
         seeds[f"valid-{name}"] = frame(block, 4, 2, rng,
@@ -54,10 +54,118 @@ def main():
                                                   (0, N0_KEY, n0(0.1))])
     seeds["no-tags"] = frame(0, 2, 1, rng, [])
     seeds["rx-time"] = frame(0, 3, 1, rng, [(0, OTHER_KEY, [12, 2, 7] + [0] * 8 + [4, 130, 0])])
-    for name, data in seeds.items():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(data)
-    print(f"{len(seeds)} seeds in {OUT}")
+    return seeds
+
+
+# --- apsm_training: [period, offset, items-1, max_items-1, retrain, 6 training symbols'
+# signs (2 bytes each), items x 2 samples, messages, message PMTs..., then tags of
+# (offset, key, PMT); key byte % 4 != 0 is 'apsm_train'.
+PERIOD = {-1: 0, 0: 1, 3: 2, 4: 3, 7: 4}
+TRAIN_KEY, OTHER = 1, 0
+
+
+def symbols(rng, n=6, bad=None):  # a c32vector of n symbols (any_pmt case 0)
+    vals = [value(rng.choice([-0.7071, 0.7071])) for _ in range(2 * n)]
+    if bad is not None:
+        vals[1] = bad
+    length = 0 if n == 6 else 128 + n
+    return [0, length] + vals
+
+
+def apsm(rng, period, items, messages=(), tags=(), offset=0, max_items=2, retrain=False):
+    b = [PERIOD[period], offset, items - 1, max_items - 1, 0 if retrain else 1]
+    b += [rng.randrange(2) for _ in range(12)]
+    b += [value(rng.gauss(0, 0.7)) for _ in range(items * 2 * 2)]
+    b += [len(messages)]
+    for m in messages:
+        b += m
+    for at, key, pmt in tags:
+        b += [at, key] + pmt
+    return bytes(b)
+
+
+def apsm_training_seeds():
+    rng = random.Random(11)
+    return {
+        "periodic": apsm(rng, 3, 12),
+        "offset-once": apsm(rng, 0, 10, offset=2, max_items=3),
+        "tag-symbols": apsm(rng, -1, 14, tags=[(2, TRAIN_KEY, symbols(rng)),
+                                               (8, TRAIN_KEY, [9])]),
+        "message": apsm(rng, -1, 10, messages=[symbols(rng)]),
+        "pdu-message": apsm(rng, -1, 10, messages=[[13, 9] + symbols(rng)]),
+        "retrain": apsm(rng, -1, 8, retrain=True, max_items=1),
+        "nan-training": apsm(rng, -1, 10, messages=[symbols(rng, bad=NAN)]),
+        "wrong-length-tag": apsm(rng, 4, 12, tags=[(1, TRAIN_KEY, symbols(rng, 5))]),
+        "nan-samples": apsm(rng, 3, 9, tags=[(0, OTHER, [4, NAN, 0])]),
+    }
+
+
+# --- rx_time: [rate, max_items-1, burst?, (burst: u16 at, n, per sample antenna and two
+# values), then tags of (u16 offset, key, time)]; key byte % 8 != 0 is rx_time; a time
+# is [pmt? (0: any PMT follows), int8 jitter in samples, kind (0: value, 1: base + value *
+# 1e10, else base), full seconds as long (0: then u16) or uint64 (1, then 0: then u64)].
+RATE_1E6, RATE_TINY = 0, 3
+RX_TIME, N0 = 1, 0
+
+
+def u16(v):
+    return [v & 0xFF, v >> 8]
+
+
+def time_tag(at, jitter=0, kind=2, value_byte=0, seconds_as=None):
+    b = u16(at) + [RX_TIME, 1, jitter & 0xFF, kind]
+    if kind in (0, 1):
+        b.append(value_byte)
+    if seconds_as == "long":
+        b += [0, 5, 0]
+    elif seconds_as == "uint64":
+        b += [1, 0] + [0xFF] * 8
+    else:
+        b += [1, 1]
+    return b
+
+
+def rx(rate, tags, max_items=16, burst=None):
+    b = [rate, max_items - 1]
+    if burst is None:
+        b.append(1)
+    else:
+        at, n = burst
+        b += [0] + u16(at) + [n - 1]
+        for _ in range(n):
+            b += [0, NAN, 0]
+    for t in tags:
+        b += t
+    return bytes(b)
+
+
+def rx_time_seeds():
+    return {
+        "valid-time": rx(RATE_1E6, [time_tag(0)]),
+        "gap": rx(RATE_1E6, [time_tag(0), time_tag(400, jitter=50)], max_items=64),
+        "backwards": rx(RATE_1E6, [time_tag(0), time_tag(400, jitter=-100)]),
+        "nan-fraction": rx(RATE_1E6, [time_tag(0), time_tag(300, kind=0, value_byte=NAN)]),
+        "huge-jump": rx(RATE_1E6, [time_tag(0), time_tag(300, kind=1, value_byte=237)]),
+        "long-seconds": rx(RATE_1E6, [time_tag(0, seconds_as="long")], max_items=5),
+        "uint64-seconds": rx(RATE_1E6, [time_tag(0), time_tag(500, seconds_as="uint64")]),
+        "not-a-tuple": rx(RATE_1E6, [u16(10) + [RX_TIME, 0, 4, value(1.5), 0]]),
+        "nan-burst": rx(RATE_1E6, [time_tag(0)], burst=(200, 20)),
+        "tiny-rate": rx(RATE_TINY, [time_tag(0), time_tag(400, jitter=3)], max_items=1),
+    }
+
+
+def main():
+    for target, seeds in (("detector_tags", detector_tags_seeds()),
+                          ("apsm_training", apsm_training_seeds()),
+                          ("rx_time", rx_time_seeds())):
+        out = os.path.join(CORPUS, target)
+        os.makedirs(out, exist_ok=True)
+        for name, data in seeds.items():
+            if target == "detector_tags" and name.startswith("regression-"):
+                continue
+            with open(os.path.join(out, name), "wb") as f:
+                f.write(data)
+        print(f"{len(seeds)} seeds in {out}")
 
 
 if __name__ == "__main__":
