@@ -5,9 +5,12 @@
 #
 """Soak of a detector flowgraph: many frames, each with a new channel, NaN bursts, bad
 channels, N0 = 0 and rx_time gaps, while another thread calls the block's setters and
-getters. MIMODET_SOAK_FRAMES sets the frames (default 1e6; docs/reliability.md)."""
+getters. MIMODET_SOAK_FRAMES sets the frames (default 1e6; docs/reliability.md). With
+MIMODET_TEST_BACKEND=cuda the GPU memory in use (nvidia-smi) must stay flat too."""
 
 import os
+import shutil
+import subprocess
 import threading
 import time
 
@@ -22,6 +25,21 @@ PERIOD = 64  # frames in the repeated stretch of the source
 BLOCK = 1024  # frames per sum of |LLR| (a multiple of PERIOD)
 SYMBOLS = 2  # items per frame
 RSS_BOUND_KIB = 8 * 1024
+
+
+GPU_BOUND_MIB = 16  # as the core API's GPU soak (docs/reliability.md)
+
+
+def gpu_used_mib():
+    """The GPU's memory in use (the whole card, as nvidia-smi sees it), or None."""
+    if BACKEND != "cuda" or shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
+                              "-i", "0"], capture_output=True, text=True, timeout=30, check=True)
+        return int(out.stdout.split()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
 
 
 def resident_kib():
@@ -76,11 +94,12 @@ class qa_soak_flowgraph(gr_unittest.TestCase):
         done = threading.Event()
         calls = {"setters": 0, "getters": 0}
         rss = []
+        gpu = []  # (MiB in use) with the GPU backend, every 2 s
         errors = []
 
         def poke():
             choice = np.random.default_rng(4)
-            last_sample = 0.0
+            last_sample = last_gpu = 0.0
             try:
                 while not done.is_set():
                     det.set_mode(str(choice.choice(["chol", "cg", "cr", "zf"])))
@@ -94,6 +113,11 @@ class qa_soak_flowgraph(gr_unittest.TestCase):
                     if now - last_sample > 0.25:
                         rss.append(resident_kib())
                         last_sample = now
+                    if now - last_gpu > 2.0:
+                        used = gpu_used_mib()
+                        if used is not None:
+                            gpu.append(used)
+                        last_gpu = now
                     time.sleep(0.001)
             except Exception as e:  # noqa: BLE001 (reported by the test thread)
                 errors.append(e)
@@ -127,6 +151,12 @@ class qa_soak_flowgraph(gr_unittest.TestCase):
               "thread; resident %d KiB after warm-up, growth %d KiB (%d samples)"
               % (frames, elapsed, calls["setters"], calls["getters"],
                  settled[0] if settled else 0, growth, len(rss)))
+        gpu_settled = gpu[len(gpu) // 3:]
+        if gpu_settled:
+            gpu_growth = max(gpu_settled) - gpu_settled[0]
+            print("soak: GPU memory in use %d MiB after warm-up, growth %d MiB (%d samples)"
+                  % (gpu_settled[0], gpu_growth, len(gpu)))
+            self.assertLess(gpu_growth, GPU_BOUND_MIB)
         if "san" in os.environ.get("LD_PRELOAD", ""):
             return  # a sanitizer's runtime keeps freed memory (ASan) or shadows it: RSS
             # says nothing
