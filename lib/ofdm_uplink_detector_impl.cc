@@ -173,7 +173,7 @@ void ofdm_uplink_detector_impl::forecast(int, gr_vector_int& ninput_items_requir
 {
     std::fill(ninput_items_required.begin(),
               ninput_items_required.end(),
-              static_cast<int>(d_config.frame_samples() + history() - 1));
+              static_cast<int>(std::max(d_config.frame_samples(), d_need) + history() - 1));
 }
 
 int ofdm_uplink_detector_impl::general_work(int noutput_items,
@@ -254,6 +254,8 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     std::size_t consumed = next;
     if (usable < available && (found.size() < max_frames || usable - consumed < frame))
         consumed = usable;
+    // The search ran and could neither find nor drop anything: it needs more samples.
+    d_need = consumed == 0 && found.empty() && max_frames > 0 ? available + 1 : 0;
     consume_each(static_cast<int>(consumed));
     return static_cast<int>(found.size() * nd);
 }

@@ -36,6 +36,10 @@ private:
     pinned_buffers d_pins;      // GPU: the stream buffers, read and written by DMA
     bool d_on_gpu;              // the chain runs on a GPU
     std::size_t d_batch_frames = 1; // GPU: frames GNU Radio's buffers are sized for
+    // Samples (after the history) the last search needed and did not have: a frame cut by
+    // the end of them. forecast() asks for these, so that at the end of the stream the
+    // scheduler ends the block instead of calling it again on the same samples.
+    std::size_t d_need = 0;
     bool d_warned_bad_inputs = false;
     // The detector's counters are read for the warning at most once a second (and at
     // stop): on the GPU a read waits for the chain's last frames and copies back every

@@ -70,7 +70,7 @@ void ofdm_uplink_receiver_impl::forecast(int, gr_vector_int& ninput_items_requir
     // A whole frame is the least a search can use; the scheduler may give more.
     std::fill(ninput_items_required.begin(),
               ninput_items_required.end(),
-              static_cast<int>(d_config.frame_samples()));
+              static_cast<int>(std::max(d_config.frame_samples(), d_need)));
 }
 
 int ofdm_uplink_receiver_impl::general_work(int noutput_items,
@@ -94,11 +94,13 @@ int ofdm_uplink_receiver_impl::general_work(int noutput_items,
     auto* out = static_cast<gr_complex*>(output_items[0]);
 
     std::size_t consumed = 0, produced = 0;
+    bool searched = false;
     std::vector<const ::mimodet::cf32*> at(B);
     while (usable - consumed >= frame && produced + nd <= std::size_t(noutput_items)) {
         for (std::size_t b = 0; b < B; ++b)
             at[b] = static_cast<const gr_complex*>(input_items[b]) + consumed;
         std::size_t resume = 0;
+        searched = true;
         if (!d_receiver.receive(at, usable - consumed, d_reception, &resume)) {
             // None that these samples hold whole: keep from where a longer search must
             // start, or, before a gap, drop all of them (nothing crosses a gap).
@@ -124,6 +126,8 @@ int ofdm_uplink_receiver_impl::general_work(int noutput_items,
     // Before a gap, what is left cannot become a frame any more.
     if (gap_ahead && usable - consumed < frame)
         consumed = usable;
+    // The search ran and could neither find nor drop anything: it needs more samples.
+    d_need = searched && consumed == 0 && produced == 0 ? available + 1 : 0;
     consume_each(static_cast<int>(consumed));
     return static_cast<int>(produced);
 }

@@ -21,6 +21,10 @@ class ofdm_uplink_receiver_impl : public ofdm_uplink_receiver
 private:
     const ::mimodet::OfdmConfig d_config;
     ::mimodet::OfdmReceiver d_receiver;
+    // Samples the last search needed and did not have (a frame cut by their end):
+    // forecast() asks for them, so that at the end of the stream the scheduler ends the
+    // block instead of calling it again on the same samples.
+    std::size_t d_need = 0;
     ::mimodet::OfdmReception d_reception;
     rx_time_gaps d_gaps;
 
