@@ -103,8 +103,8 @@ std::uint64_t rx_time_gaps::samples_before_gap(std::vector<gr::tag_t> tags,
             const double expected =
                 before->second + double(tag.offset - before->first) / d_rate;
             const double jump = std::round((seconds - expected) * d_rate);
-            // A jump past any sample count (a time set anew, or a sample rate that does
-            // not fit the times) is no gap: the tag is a new time reference.
+            // A jump of 2^53 samples or more (past what a gap count holds exactly; e.g. a
+            // sample rate that does not fit the times) is no gap: a new time reference.
             if (!(std::fabs(jump) < kMaxGapSamples)) {
                 if (first_sight(tag.offset))
                     logger->warn("rx_time tag at sample {:d} is {:g} s from the time the "

@@ -6,7 +6,8 @@
 
 /* A fuzz target without libFuzzer: replays every file of a corpus, then runs random
  * mutations of them (a short, seeded fuzz run that any compiler builds, for ctest).
- * Each input is written to ./fuzz-last-input before it runs, so a crash leaves the input
+ * Each input is written to ./<program>.last-input before it runs (one file per target:
+ * ctest runs them side by side in one folder), so a crash leaves the input
  * that caused it behind: copy it into the corpus as a regression test.
  *
  *   fuzz_X_replay [--mutations N] [--seed S] corpus_dir_or_file...
@@ -36,10 +37,12 @@ Bytes read_file(const std::filesystem::path& p)
     return Bytes(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+std::string last_input = "fuzz-last-input"; // <program>.last-input, set in main()
+
 void run(const Bytes& input)
 {
     {
-        std::ofstream f("fuzz-last-input", std::ios::binary | std::ios::trunc);
+        std::ofstream f(last_input, std::ios::binary | std::ios::trunc);
         f.write(reinterpret_cast<const char*>(input.data()),
                 static_cast<std::streamsize>(input.size()));
     }
@@ -123,6 +126,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "usage: %s [--mutations N] [--seed S] corpus...\n", argv[0]);
         return 2;
     }
+    last_input = std::filesystem::path(argv[0]).filename().string() + ".last-input";
     const auto start = std::chrono::steady_clock::now();
     for (const Bytes& input : corpus)
         run(input);
@@ -136,6 +140,6 @@ int main(int argc, char** argv)
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("%zu corpus inputs and %ld mutations (seed %u) ran clean in %.1f s\n",
                 corpus.size(), mutations, seed, s);
-    std::filesystem::remove("fuzz-last-input");
+    std::filesystem::remove(last_input);
     return 0;
 }

@@ -68,14 +68,18 @@ def symbols(rng, n=6, bad=None):  # a c32vector of n symbols (any_pmt case 0)
     vals = [value(rng.choice([-0.7071, 0.7071])) for _ in range(2 * n)]
     if bad is not None:
         vals[1] = bad
-    length = 0 if n == 6 else 128 + n
+    length = 0 if n == 6 else 144 + n  # FuzzInput::length: b >= 128 reads b % 24
     return [0, length] + vals
 
 
-def apsm(rng, period, items, messages=(), tags=(), offset=0, max_items=2, retrain=False):
+def apsm(rng, period, items, messages=(), tags=(), offset=0, max_items=2, retrain=False,
+         nan_at=()):
     b = [PERIOD[period], offset, items - 1, max_items - 1, 0 if retrain else 1]
     b += [rng.randrange(2) for _ in range(12)]
-    b += [value(rng.gauss(0, 0.7)) for _ in range(items * 2 * 2)]
+    samples = [value(rng.gauss(0, 0.7)) for _ in range(items * 2 * 2)]
+    for i in nan_at:
+        samples[i] = NAN
+    b += samples
     b += [len(messages)]
     for m in messages:
         b += m
@@ -96,7 +100,7 @@ def apsm_training_seeds():
         "retrain": apsm(rng, -1, 8, retrain=True, max_items=1),
         "nan-training": apsm(rng, -1, 10, messages=[symbols(rng, bad=NAN)]),
         "wrong-length-tag": apsm(rng, 4, 12, tags=[(1, TRAIN_KEY, symbols(rng, 5))]),
-        "nan-samples": apsm(rng, 3, 9, tags=[(0, OTHER, [4, NAN, 0])]),
+        "nan-samples": apsm(rng, 3, 9, tags=[(0, OTHER, [4, NAN, 0])], nan_at=(1, 13)),
     }
 
 
@@ -145,7 +149,7 @@ def rx_time_seeds():
         "gap": rx(RATE_1E6, [time_tag(0), time_tag(400, jitter=50)], max_items=64),
         "backwards": rx(RATE_1E6, [time_tag(0), time_tag(400, jitter=-100)]),
         "nan-fraction": rx(RATE_1E6, [time_tag(0), time_tag(300, kind=0, value_byte=NAN)]),
-        "huge-jump": rx(RATE_1E6, [time_tag(0), time_tag(300, kind=1, value_byte=237)]),
+        "huge-jump": rx(RATE_1E6, [time_tag(0), time_tag(300, kind=1, value_byte=200)]),  # 2.6e16 samples
         "long-seconds": rx(RATE_1E6, [time_tag(0, seconds_as="long")], max_items=5),
         "uint64-seconds": rx(RATE_1E6, [time_tag(0), time_tag(500, seconds_as="uint64")]),
         "not-a-tuple": rx(RATE_1E6, [u16(10) + [RX_TIME, 0, 4, value(1.5), 0]]),
