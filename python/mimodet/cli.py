@@ -14,6 +14,7 @@ the same wording.
 - ``integer(low, high=INT_MAX)`` and ``finite``: argparse types for an integer in a range
   and a finite number;
 - ``check_writable(p, option, path)``: refuses an output file that could not be written;
+- ``printable_output()``: lets stdout and stderr print any file name;
 - ``INT_MAX`` (the core's and the blocks' sizes are C ints) and ``SEED_MAX`` (seeds are
   64-bit unsigned).
 """
@@ -21,6 +22,7 @@ the same wording.
 import argparse
 import math
 import os
+import sys
 
 INT_MAX = 2**31 - 1  # the core's and the blocks' sizes are C ints
 SEED_MAX = 2**64 - 1
@@ -30,7 +32,18 @@ class Parser(argparse.ArgumentParser):
     """argparse whose errors are one line: 'PROG: error: ...'."""
 
     def error(self, message):
+        # argparse quotes some arguments raw ("unrecognized arguments: ..."): a line break
+        # in one would split the line.
+        message = message.replace("\r", "\\r").replace("\n", "\\n")
         self.exit(2, "%s: error: %s\n" % (self.prog, message))
+
+
+def printable_output():
+    """A file name that is not UTF-8 reaches Python with surrogates, which a UTF-8 stdout
+    refuses (UnicodeEncodeError); the apps print them escaped instead."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def integer(low, high=INT_MAX):

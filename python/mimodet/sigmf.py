@@ -268,7 +268,8 @@ class sigmf_sink(gr.hier_block2):
         with open(meta_path, "w") as f:
             json.dump(meta, f, indent=2)
         self.meta_path = meta_path
-        self.file = blocks.file_sink(itemsize, data_path, False)
+        # (as bytes: a name that is not UTF-8 holds surrogates, which pybind11 refuses)
+        self.file = blocks.file_sink(itemsize, os.fsencode(data_path), False)
         self.file.set_unbuffered(False)
         if channels == 1:
             self.connect((self, 0), self.file)
@@ -446,7 +447,7 @@ class sigmf_source(gr.hier_block2):
             self.connect(out, self)
         cf32 = g["core:datatype"] == "cf32_le"
         item = gr.sizeof_gr_complex if cf32 else 2 * gr.sizeof_short
-        src = blocks.file_source(item, data_path, repeat, first * self.channels,
+        src = blocks.file_source(item, os.fsencode(data_path), repeat, first * self.channels,
                                  count * self.channels)
         head = src
         if realtime:
