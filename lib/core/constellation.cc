@@ -7,6 +7,7 @@
 #include <mimodet/constellation.h>
 #include <algorithm>
 #include <cmath>
+#include <cctype>
 #include <limits>
 
 namespace mimodet {
@@ -14,7 +15,10 @@ namespace mimodet {
 Modulation parse_modulation(const std::string& name_in)
 {
     std::string name = name_in;
-    std::transform(name.begin(), name.end(), name.begin(), ::tolower);
+    // (through unsigned char: tolower of a negative char, a byte >= 0x80, is undefined)
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) {
+        return static_cast<char>(std::tolower(c));
+    });
     if (name == "bpsk")
         return Modulation::bpsk;
     if (name == "qpsk" || name == "4qam")

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 
+#include "core/mmse/numerics.h"
 #include "reference.h"
 #include <gtest/gtest.h>
 #include <mimodet/ber_sim.h>
@@ -307,9 +308,12 @@ TEST(Detector, SingularChannelDoesNotCrashCholesky)
  * delta e, e complex Gaussian): G's smallest eigenvalue is about B delta^2 against a mean
  * gain of B, a condition number near 1 / delta^2. y is the frame's, redrawn through the
  * new H with the frame's own noise. */
-Setup near_singular_setup(DetectorMode mode, double snr_db, float delta)
+Setup near_singular_setup(DetectorMode mode,
+                          double snr_db,
+                          float delta,
+                          std::size_t size = 16)
 {
-    auto s = make_setup(16, 16, Modulation::qam16, mode, snr_db);
+    auto s = make_setup(size, size, Modulation::qam16, mode, snr_db);
     s.sim.num_subcarriers = 64;
     s.sim.symbols_per_frame = 14;
     s.det = detector_config_for(s.sim, mode, 3);
@@ -420,6 +424,55 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
             EXPECT_LT(r.wrong.back(), 0.02) << what;
         }
         EXPECT_LT(r.largest, kLoadedLlrBound) << what;
+    }
+}
+
+TEST(Detector, SphereDecodersOnLoadedChannelsGiveHonestBoundedLlrs)
+{
+    // Issue 25 for the metric-based detectors: on a channel they had to load, sfsd and ml
+    // floor N0 at the loading's level (told N0 = 0 they trusted 5e7) and clip their LLRs
+    // at mmse::kLoadedLlrClip. With the true N0 no colliding user's bit above |LLR| 1 may
+    // be wrong; told N0 = 0 or tiny, the wrong-sign rate must still fall with |LLR|.
+    const std::vector<float> levels = { 0.0f, 1.0f, 3.0f, 8.0f };
+    struct Case {
+        DetectorMode mode;
+        std::size_t size;
+        float n0; // < 0: the frame's
+        float delta;
+    };
+    for (const Case c : { Case{ DetectorMode::sfsd, 4, -1.0f, 1e-4f },
+                          Case{ DetectorMode::sfsd, 4, 0.0f, 1e-4f },
+                          Case{ DetectorMode::sfsd, 4, 1e-7f, 1e-4f },
+                          Case{ DetectorMode::sfsd, 8, -1.0f, 1e-3f },
+                          Case{ DetectorMode::sfsd, 8, 0.0f, 1e-3f },
+                          Case{ DetectorMode::sfsd, 8, 0.0f, 1e-4f },
+                          Case{ DetectorMode::ml, 2, -1.0f, 1e-4f },
+                          Case{ DetectorMode::ml, 2, 0.0f, 1e-4f } }) {
+        auto s = near_singular_setup(c.mode, 30.0, c.delta, c.size);
+        if (c.n0 >= 0.0f)
+            s.frame.n0 = c.n0;
+        std::ostringstream name;
+        name << to_string(c.mode) << " " << c.size << "x" << c.size << " N0 " << s.frame.n0
+             << " delta " << c.delta;
+        const std::string what = name.str();
+        DetectorStats st;
+        const auto llr = run(s, nullptr, &st);
+        ASSERT_EQ(st.regularized_subcarriers, s.sim.num_subcarriers) << what;
+        const auto r = colliding_users_reliability(s, llr, levels);
+        std::string seen;
+        for (double w : r.wrong)
+            seen += " " + std::to_string(w);
+        std::cout << what << ": wrong signs above |LLR| 0/1/3/8:" << seen << ", largest "
+                  << r.largest << "\n";
+        EXPECT_GT(r.wrong[0], 0.2) << what << ": the users are not hard to tell apart";
+        for (std::size_t k = 1; k < levels.size(); ++k)
+            if (r.wrong[k] > 0.0) { // (falls, or stays at none wrong)
+                EXPECT_LT(r.wrong[k], r.wrong[k - 1]) << what << " above " << levels[k];
+            }
+        if (c.n0 < 0.0f) {
+            EXPECT_LE(r.wrong[1], 0.01) << what;
+        }
+        EXPECT_LE(r.largest, mmse::kLoadedLlrClip) << what;
     }
 }
 

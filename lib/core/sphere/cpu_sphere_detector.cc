@@ -7,6 +7,7 @@
 #include "cpu_sphere_detector.h"
 #include "core/llr_output.h"
 #include "core/mmse/linear_algebra.h"
+#include "core/mmse/numerics.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -120,8 +121,9 @@ void CpuSphereDetector::detect(const cf32* y, std::size_t n_symbols, float* llr,
                                                         ? cf32()
                                                         : points[list[best].point[c]];
             }
+            const float clip_k = ch.regularized ? std::min(clip, mmse::kLoadedLlrClip) : clip;
             for (std::size_t i = 0; i < U * Q; ++i)
-                llr_k[i] = finish_llr(llr_k[i], sign, clip);
+                llr_k[i] = finish_llr(llr_k[i], sign, clip_k);
         }
     }
     d_bad_samples += bad_samples;

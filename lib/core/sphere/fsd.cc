@@ -123,7 +123,9 @@ void prepare_fsd_channel(const cf32* h,
     if (!(strongest > 0.0))
         return;
     const double mean = std::accumulate(energy.begin(), energy.end(), 0.0) / double(n);
-    out.noise_floor = static_cast<float>(mean / mmse::kMaxSinr);
+    // The loading's noise level (cg/cr's rule): told N0 = 0 or less than this, the LLRs
+    // would trust differences that the channel's own conditioning blurs.
+    out.noise_floor = static_cast<float>(mmse::kLoading * mean);
     out.usable = true;
 
     // Ordering from the top level down, on G + eps I so that a singular G still orders

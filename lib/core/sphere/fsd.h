@@ -36,7 +36,7 @@ struct FsdChannel {
     std::vector<cf32> r;             //!< [n][n] row-major, upper triangular
     std::vector<cf32> qh;            //!< [n][B] row-major: Q^H
     std::vector<std::uint8_t> unusable_user; //!< [U] 1: no channel (its LLRs are 0)
-    float noise_floor = 0.0f; //!< smallest N0 used for LLRs (keeps them finite at N0 = 0)
+    float noise_floor = 0.0f; //!< smallest N0 used for LLRs: the loading's, kLoading * mean
     bool usable = false;      //!< false: non-finite or all-zero H (every LLR 0)
     bool regularized = false; //!< rank-deficient: QR of [H; sqrt(delta) I] instead
 };

@@ -173,7 +173,7 @@ __device__ void prepare_one(const SpherePrepareArgs& a,
         return;
     }
     const double mean = total / N;
-    a.floor[sc] = static_cast<float>(mean / mmse::kMaxSinr);
+    a.floor[sc] = static_cast<float>(mmse::kLoading * mean); // (the CPU's noise_floor)
     const double eps = mmse::kLoading * mean;
     unsigned usable = 0;
 #pragma unroll
@@ -392,6 +392,14 @@ __device__ float complete_by_sic(const float2* r, // element e at r[e * stride]
     return distance;
 }
 
+// The clip of a subcarrier's LLRs: at most mmse::kLoadedLlrClip where the channel had to
+// be loaded (the CPU's rule, lib/core/sphere/cpu_sphere_detector.cc).
+__device__ __forceinline__ float loaded_clip(const SphereDetectArgs& a, size_t sc)
+{
+    return (a.status[sc] & kStatusRegularized) ? fminf(a.llr_clip, mmse::kLoadedLlrClip)
+                                               : a.llr_clip;
+}
+
 struct Path {
     unsigned char point[kMax];
     float distance;
@@ -507,6 +515,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
                 }
             }
     const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
+    const float clip = loaded_clip(a, sc);
     for (int c = 0; c < n; ++c) {
         const int u = order[c] & ~kSphereUnusable;
         const bool dead = order[c] & kSphereUnusable;
@@ -524,7 +533,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
             } else {
                 v = ((best.point[c] >> (Q - 1 - bit)) & 1) ? 1.0f : -1.0f;
             }
-            llr[u * Q + bit] = finish_llr(v, a.llr_sign, a.llr_clip);
+            llr[u * Q + bit] = finish_llr(v, a.llr_sign, clip);
         }
         if (x_hat)
             x_hat[u] = dead ? make_float2(0.0f, 0.0f) : a.points.p[best.point[c]];
@@ -632,7 +641,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
 #pragma unroll
         for (int c = 0; c < N; ++c)
             order_r[c] = order[c];
-    const float sign = a.llr_sign, clip = a.llr_clip;
+    const float sign = a.llr_sign, clip = loaded_clip(a, sc);
     // Column c's user's LLR of bit b; 0 for a user without a channel.
     auto put = [&](int c, int b, float value) {
         std::uint8_t o;
