@@ -3,7 +3,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Writes the seed inputs of the C++ fuzz targets' corpora (tests/fuzz/corpus/<target>):
 well-formed inputs that the fuzzer then breaks. The byte format is each target's reading
-of FuzzInput (fuzz_input.h) in fuzz_<target>.cc."""
+of FuzzInput (fuzz_input.h) in fuzz_<target>.cc (cli_args: bytes of its own)."""
 import os
 import random
 
@@ -158,10 +158,37 @@ def rx_time_seeds():
     }
 
 
+def cli_args_seeds():
+    # byte 0: the parser (0 integer, 1 positive, 2 writable, 3 modulation, 4 mode,
+    # 5 precision); parse_integer's range takes bytes 1-3 (low, INT_MAX or not, high)
+    def integer(text, low=4, high=1):
+        return bytes([0, low, high, 0]) + text.encode()
+    return {
+        "integer": integer("20"),
+        "integer-leading-zeros": integer("007"),
+        "integer-negative": integer("-5", low=2),
+        "integer-past-long-long": integer("9" * 30),
+        "integer-int-max-plus-one": integer(str(2**31)),
+        "integer-empty": integer(""),
+        "positive": b"\x01" + b"7.68e6",
+        "positive-hex": b"\x01" + b"0x1p3",
+        "positive-nan": b"\x01" + b"nan",
+        "positive-space": b"\x01" + b" 5",
+        "writable": b"\x02" + b"out.json",
+        "writable-folder": b"\x02" + b"/tmp",
+        "writable-nul": b"\x02" + b"a\x00b",
+        "modulation": b"\x03" + b"QAM16",
+        "modulation-latin1": b"\x03" + b"16q\xc1m",
+        "mode": b"\x04" + b"cholesky",
+        "precision": b"\x05" + b"fp8_e4m3",
+    }
+
+
 def main():
     for target, seeds in (("detector_tags", detector_tags_seeds()),
                           ("apsm_training", apsm_training_seeds()),
-                          ("rx_time", rx_time_seeds())):
+                          ("rx_time", rx_time_seeds()),
+                          ("cli_args", cli_args_seeds())):
         out = os.path.join(CORPUS, target)
         os.makedirs(out, exist_ok=True)
         for name, data in seeds.items():
