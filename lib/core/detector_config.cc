@@ -7,6 +7,7 @@
 // The detector configuration: its checks and the names of the modes and backends.
 
 #include <mimodet/detector.h>
+#include "core/cpu_threads.h"
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -275,8 +276,10 @@ void DetectorConfig::validate() const
                                     "fp8_e4m3 or fp8_e5m2)");
     if (!(llr_clip >= 0.0f))
         throw std::invalid_argument("detector: llr_clip must be >= 0 (0 = no clipping)");
-    if (num_threads < 0)
-        throw std::invalid_argument("detector: num_threads must be >= 0 (0 = all cores)");
+    if (num_threads < 0 || num_threads > kMaxCpuThreads)
+        throw std::invalid_argument("detector: num_threads must be from 0 to " +
+                                    std::to_string(kMaxCpuThreads) + " (0 = all cores), got " +
+                                    std::to_string(num_threads));
     if (streams < 1)
         throw std::invalid_argument("detector: streams must be >= 1, got " +
                                     std::to_string(streams));

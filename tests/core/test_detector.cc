@@ -427,6 +427,18 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
     }
 }
 
+TEST(Detector, TooManyThreadsIsAClearErrorNotAnAbort)
+{
+    // libgomp aborts the process when it cannot create the threads asked for (found by
+    // fuzzing mimodet_sim --threads): the configuration refuses them first.
+    auto s = make_setup(4, 2, Modulation::qpsk, DetectorMode::chol, 10.0);
+    s.det.num_threads = 2147483647;
+    EXPECT_THROW(s.det.validate(), std::invalid_argument);
+    EXPECT_THROW(make_detector(s.det), std::invalid_argument);
+    s.det.num_threads = 1024;
+    EXPECT_NO_THROW(s.det.validate());
+}
+
 TEST(Detector, SphereDecodersOnLoadedChannelsGiveHonestBoundedLlrs)
 {
     // Issue 25 for the metric-based detectors: on a channel they had to load, sfsd and ml

@@ -5,6 +5,7 @@
  */
 
 #include "core/apsm/cpu_apsm_detector.h"
+#include "core/cpu_threads.h"
 #include "core/llr_output.h"
 #include <algorithm>
 #include <cmath>
@@ -23,8 +24,9 @@ void ApsmConfig::validate() const
         throw std::invalid_argument("APSM: llr_clip must be >= 0 (0 = no clipping)");
     if (device < 0)
         throw std::invalid_argument("APSM: device must be >= 0, got " + std::to_string(device));
-    if (num_threads < 0)
-        throw std::invalid_argument("APSM: num_threads must be >= 0 (0 = all cores), got " +
+    if (num_threads < 0 || num_threads > kMaxCpuThreads)
+        throw std::invalid_argument("APSM: num_threads must be from 0 to " +
+                                    std::to_string(kMaxCpuThreads) + " (0 = all cores), got " +
                                     std::to_string(num_threads));
     params.validate();
 }

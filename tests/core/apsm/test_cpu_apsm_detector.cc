@@ -197,6 +197,11 @@ TEST(CpuApsmDetector, BackendsAndBadConfigurations)
     c = config(Modulation::qpsk, 4);
     c.llr_clip = -1.0f;
     EXPECT_THROW(make_apsm_detector(c), std::invalid_argument);
+    // More threads than libgomp can create aborted the process: a clear error instead.
+    c = config(Modulation::qpsk, 4);
+    c.backend = Backend::cpu;
+    c.num_threads = 2147483647;
+    EXPECT_THROW(make_apsm_detector(c), std::invalid_argument);
 }
 
 TEST(CpuApsmDetector, Float32DetectionMatchesFloat64)
