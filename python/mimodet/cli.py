@@ -33,8 +33,9 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         # argparse quotes some arguments raw ("unrecognized arguments: ..."): a line break
-        # in one would split the line.
-        message = message.replace("\r", "\\r").replace("\n", "\\n")
+        # or another control character in one would split or garble the line.
+        message = "".join(c if c.isprintable() else c.encode("unicode_escape").decode()
+                          for c in message)
         self.exit(2, "%s: error: %s\n" % (self.prog, message))
 
 

@@ -21,7 +21,7 @@
 #include "cli_args.h"
 #include <mimodet/constellation.h>
 #include <mimodet/detector.h>
-#include <cerrno>
+#include <cctype>
 #include <cmath>
 #include <climits>
 #include <cstdint>
@@ -54,6 +54,25 @@ void check_refusal(const std::string& message, const std::string& option,
         fail("a refusal that does not start with the option: " + message, text);
 }
 
+//! text's value by hand (not through strtoll, which parse_integer uses); false past
+//! long long's range.
+bool value_of(const std::string& text, long long& v)
+{
+    const bool negative = text[0] == '-';
+    unsigned long long magnitude = 0;
+    const unsigned long long limit =
+        negative ? 1ull + static_cast<unsigned long long>(LLONG_MAX) : LLONG_MAX;
+    for (std::size_t i = negative ? 1 : 0; i < text.size(); ++i) {
+        const unsigned digit = static_cast<unsigned>(text[i] - '0');
+        if (magnitude > (limit - digit) / 10)
+            return false;
+        magnitude = magnitude * 10 + digit;
+    }
+    v = negative ? (magnitude == 0 ? 0 : -static_cast<long long>(magnitude - 1) - 1)
+                 : static_cast<long long>(magnitude);
+    return true;
+}
+
 bool decimal(const std::string& text)
 {
     const std::size_t sign = !text.empty() && text[0] == '-' ? 1 : 0;
@@ -73,20 +92,17 @@ void fuzz_integer(const std::uint8_t* range, const std::string& text)
     const long long high = range[1] % 2 ? INT_MAX : limits[range[2] % 9];
     try {
         const long long v = mimodet::cli::parse_integer("--reps", text, low, high);
+        long long want = 0;
         if (!decimal(text) || v < low || v > high)
             fail("parse_integer accepted " + std::to_string(v) + " out of its rules", text);
-        errno = 0;
-        if (std::strtoll(text.c_str(), nullptr, 10) != v || errno == ERANGE)
+        if (!value_of(text, want) || want != v)
             fail("parse_integer returned " + std::to_string(v) + ", not the text's value",
                  text);
     } catch (const UsageError& e) {
         check_refusal(e.what(), "--reps", text);
-        if (decimal(text) && low <= high) { // a refusal of a decimal in range is wrong
-            errno = 0;
-            const long long v = std::strtoll(text.c_str(), nullptr, 10);
-            if (errno != ERANGE && v >= low && v <= high)
-                fail("parse_integer refused a decimal in range", text);
-        }
+        long long v = 0; // a refusal of a decimal in range is wrong
+        if (decimal(text) && value_of(text, v) && v >= low && v <= high)
+            fail("parse_integer refused a decimal in range", text);
     }
 }
 
@@ -95,8 +111,9 @@ void fuzz_positive(const std::string& text)
     try {
         const double v = mimodet::cli::parse_positive("--rate", text);
         char* end = nullptr;
+        // (strtod itself skips leading white space, which the option must not)
         if (!std::isfinite(v) || !(v > 0) || std::strtod(text.c_str(), &end) != v ||
-            end != text.c_str() + text.size())
+            end != text.c_str() + text.size() || std::isspace(static_cast<unsigned char>(text[0])))
             fail("parse_positive accepted " + std::to_string(v) + " out of its rules", text);
     } catch (const UsageError& e) {
         check_refusal(e.what(), "--rate", text);
