@@ -377,35 +377,58 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
 {
     // Issue 25: under diagonal loading the SINR behind the LLRs must count the
     // interference the loaded filter leaves between the colliding users, so that a
-    // large |LLR| still means a reliable bit. zf at 30 dB (N0 = 0.016); chol and zf told
-    // N0 = 0 or a tiny N0, which on these channels makes them load; cg and cr load for
-    // any N0 that small, and bound their SINR by the strongest partner's interference.
+    // large |LLR| still means a reliable bit. zf at 30 dB (N0 = 0.016); every mode told
+    // N0 = 0 or a tiny N0 loads on every subcarrier (below 1e-5 of the mean gain), and
+    // chol and zf also where their pivots say so; cg and cr bound their SINR by the
+    // strongest partner's interference. Channels 1e-3 apart leave some subcarriers just
+    // inside chol's pivot rule: told N0 = 0 they were not loaded and gave |LLR| up to
+    // 1.6e7 with a third of them wrong (box 4x4).
+    // Not strict: 4x4 told an N0 100 times below the real noise (0.004), which the
+    // loaded filter amplifies on the colliding pair; no detector can know the noise it
+    // was not told, so there the wrong-sign rate only has to fall from |LLR| 0 to 1, and
+    // |LLR| stays bounded (told the real N0, the same channels pass the strict checks).
     const std::vector<float> levels = { 0.0f, 1.0f, 3.0f, 8.0f };
     struct Case {
         DetectorMode mode;
         float n0; // < 0: the frame's
         float delta;
+        std::size_t size = 16;
+        bool strict = true;
     };
     for (const Case c : { Case{ DetectorMode::zf, -1.0f, 1e-3f },
                           Case{ DetectorMode::zf, -1.0f, 1e-4f },
                           Case{ DetectorMode::chol, 0.0f, 1e-4f },
                           Case{ DetectorMode::chol, 1e-7f, 1e-4f },
+                          Case{ DetectorMode::chol, 0.0f, 1e-3f },
+                          Case{ DetectorMode::chol, -1.0f, 1e-3f, 4 },
+                          Case{ DetectorMode::chol, 0.0f, 1e-3f, 4, false },
                           Case{ DetectorMode::zf, 0.0f, 1e-4f },
+                          Case{ DetectorMode::zf, 0.0f, 1e-3f },
+                          Case{ DetectorMode::zf, -1.0f, 1e-3f, 4 },
+                          Case{ DetectorMode::zf, 1e-7f, 1e-3f, 4, false },
+                          Case{ DetectorMode::box, 0.0f, 1e-3f },
+                          Case{ DetectorMode::box, 0.0f, 1e-3f, 4 },
+                          Case{ DetectorMode::box, 1e-7f, 1e-4f, 4 },
                           Case{ DetectorMode::cg, 0.0f, 1e-3f },
                           Case{ DetectorMode::cg, 0.0f, 1e-4f },
                           Case{ DetectorMode::cg, 1e-7f, 1e-4f },
                           Case{ DetectorMode::cr, 0.0f, 1e-4f },
                           Case{ DetectorMode::cr, 1e-7f, 1e-3f } }) {
-        auto s = near_singular_setup(c.mode, 30.0, c.delta);
+        auto s = near_singular_setup(c.mode, 30.0, c.delta, c.size);
         if (c.n0 >= 0.0f)
             s.frame.n0 = c.n0;
         std::ostringstream name;
-        name << to_string(c.mode) << " N0 " << s.frame.n0 << " delta " << c.delta;
+        name << to_string(c.mode) << " " << c.size << "x" << c.size << " N0 " << s.frame.n0
+             << " delta " << c.delta;
         const std::string what = name.str();
         DetectorStats st;
         const auto llr = run(s, nullptr, &st);
-        // (delta 1e-3 leaves a few subcarriers just inside the pivot rule: plain ZF there)
-        EXPECT_GE(st.regularized_subcarriers, s.sim.num_subcarriers / 2) << what;
+        if (c.n0 >= 0.0f) {
+            EXPECT_EQ(st.regularized_subcarriers, s.sim.num_subcarriers) << what;
+        } else if (c.mode == DetectorMode::zf) { // (chol's A = G + N0 I needs no loading;
+            // 1e-3 apart leaves a few subcarriers just inside the pivot rule)
+            EXPECT_GE(st.regularized_subcarriers, s.sim.num_subcarriers / 2) << what;
+        }
         const auto r = colliding_users_reliability(s, llr, levels);
         std::string seen;
         for (double w : r.wrong)
@@ -414,13 +437,13 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
                   << " subcarriers loaded: wrong signs above |LLR| 0/1/3/8:" << seen
                   << ", largest " << r.largest << "\n";
         EXPECT_GT(r.wrong[0], 0.2) << what << ": the users are not hard to tell apart";
-        for (std::size_t k = 1; k < levels.size(); ++k) {
+        for (std::size_t k = 1; k < (c.strict ? levels.size() : 2); ++k) {
             if (r.wrong[k] >= 0.0) {
                 EXPECT_LT(r.wrong[k], r.wrong[k - 1]) << what << " above " << levels[k];
             }
         }
         // An LLR above 8 claims an error rate below 3.4e-4: allow max-log's optimism.
-        if (r.wrong.back() >= 0.0) {
+        if (c.strict && r.wrong.back() >= 0.0) {
             EXPECT_LT(r.wrong.back(), 0.02) << what;
         }
         EXPECT_LT(r.largest, kLoadedLlrBound) << what;

@@ -427,21 +427,33 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     // and |LLR| below the CPU test's bound of 100. Host API (prepare kernel) and device
     // API (fused kernel; cg/cr also the matrix-free kernel, on a first single symbol).
     SKIP_WITHOUT_GPU();
+    // chol, zf and box told N0 = 0 on channels 1e-3 apart: loaded on every subcarrier,
+    // also those just inside the pivot rule. Not strict (the CPU test says why): the
+    // wrong-sign rate is not checked, the rest is.
     struct Loaded {
         DetectorMode mode;
         float n0; // < 0: the frame's
         float delta;
+        std::size_t size = 16;
+        bool strict = true;
     };
     for (const Loaded l : { Loaded{ DetectorMode::zf, -1.0f, 1e-4f },
                             Loaded{ DetectorMode::chol, 0.0f, 1e-4f },
+                            Loaded{ DetectorMode::chol, 0.0f, 1e-3f },
                             Loaded{ DetectorMode::zf, 0.0f, 1e-4f },
+                            Loaded{ DetectorMode::zf, 1e-7f, 1e-3f, 4, false },
+                            Loaded{ DetectorMode::chol, 0.0f, 1e-3f, 4, false },
+                            Loaded{ DetectorMode::box, 0.0f, 1e-3f },
+                            Loaded{ DetectorMode::box, 0.0f, 1e-3f, 4 },
                             Loaded{ DetectorMode::cg, 0.0f, 1e-4f },
                             Loaded{ DetectorMode::cr, 1e-7f, 1e-3f } }) {
-        const Case c{ 16, 16, 64, 14, Modulation::qam16, l.mode, 3, 30.0, 0.0 };
+        const Case c{ l.size, l.size, 64, 14, Modulation::qam16, l.mode, 3, 30.0, 0.0 };
         Frame f = frame_with_colliding_users(c, l.delta, 5);
         if (l.n0 >= 0.0f)
             f.n0 = l.n0;
-        const std::string what = to_string(l.mode) + " N0 " + std::to_string(f.n0);
+        const std::string what = to_string(l.mode) + " " + std::to_string(l.size) + "x" +
+                                 std::to_string(l.size) + " N0 " + std::to_string(f.n0) +
+                                 " delta " + std::to_string(l.delta);
         const Dims d = config_of(c, Backend::cpu).dims();
         auto cpu = make_detector(config_of(c, Backend::cpu));
         cuda::CudaDetector gpu(config_of(c, Backend::cuda));
@@ -506,7 +518,9 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
             }
             std::cout << which << ": " << above << " LLRs above 3, " << wrong
                       << " wrong; largest " << largest << "\n";
-            EXPECT_LE(wrong, 0.02 * above + 1) << which;
+            if (l.strict) {
+                EXPECT_LE(wrong, 0.02 * above + 1) << which;
+            }
             EXPECT_LT(largest, 100.0f) << which;
         }
     }

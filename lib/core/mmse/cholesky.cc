@@ -53,12 +53,20 @@ bool cholesky_coefficients(const Eigen::Map<const MatrixCRow>& h,
     auto user_usable = [&](std::size_t k) {
         return gram_diag(static_cast<Eigen::Index>(k)) > kMinUserGain * max_gain;
     };
-    float load = kind == DirectKind::mmse ? n0 : 0.0f; // A = G + load I
+    // A = G + load I. A declared N0 below the loading level (N0 = 0 or tiny) loads from
+    // the start, as cg/cr do: a channel just inside the pivot rule would otherwise trust
+    // that N0 and give huge LLRs with wrong signs (docs/reliability.md).
+    const float loading = kLoading * gram_diag.mean();
+    float load = kind == DirectKind::mmse ? n0 : 0.0f;
+    if (n0 < loading) {
+        load += loading;
+        regularized = true;
+    }
     a.diagonal().array() += load;
     Eigen::LLT<MatrixC> llt;
     if (!robust_llt(a, llt)) {
-        a.diagonal().array() += kLoading * gram_diag.mean();
-        load += kLoading * gram_diag.mean();
+        a.diagonal().array() += loading;
+        load += loading;
         regularized = true;
         if (!robust_llt(a, llt))
             return false;
@@ -81,14 +89,17 @@ bool cholesky_coefficients(const Eigen::Map<const MatrixCRow>& h,
         if (regularized) {
             // The loaded filter leaves interference between the users it could not tell
             // apart: (W H)_kj = -load [A^-1]_kj. rho counts it (the exact post-equalizer
-            // SINR, Es = 1), or the LLRs of those users would be confident and wrong.
+            // SINR, Es = 1), or the LLRs of those users would be confident and wrong. The
+            // noise it assumes is never below the loading's level (the sphere decoders'
+            // rule): N0 = 0 would leave the interference alone.
             const float one_minus = load * inv(row, row).real();
             const float lambda = 1.0f - one_minus;
             float interference = 0.0f;
             for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(u); ++j)
                 if (j != row)
                     interference += std::norm(load * inv(row, j));
-            const float disturbance = interference + n0 * w.row(row).squaredNorm();
+            const float disturbance =
+                interference + std::max(n0, loading) * w.row(row).squaredNorm();
             if (!(lambda > 0.0f) || !std::isfinite(lambda) || !std::isfinite(disturbance)) {
                 erase_user(rho[k], inv_lambda[k]);
                 ++unusable_users;

@@ -18,7 +18,9 @@ enum class DirectKind { mmse, zero_forcing };
 
 /*! The per-channel coefficients of exact MMSE (li2015 II-B) or zero forcing on one
  * subcarrier: A = G + load I (load = N0, or 0 for ZF) factorised by Cholesky, with
- * diagonal loading (kLoading of the mean gain) when A is singular or ill-conditioned;
+ * diagonal loading (kLoading of the mean gain) when A is singular or ill-conditioned, or
+ * when the declared N0 is below that level (N0 = 0 or tiny; cg/cr's rule) (`regularized`:
+ * rho is then the loaded filter's exact SINR, residual interference included);
  * W = A^-1 H^H (U x B, row-major) by two triangular solves, no explicit inverse; per user
  * 1/lambda and the post-equalization SINR rho:
  *  - MMSE: lambda_u = diag(A^-1 G)_u = 1 - load [A^-1]_uu, rho_u = lambda_u / (1 - lambda_u);

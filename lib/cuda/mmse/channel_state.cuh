@@ -10,7 +10,8 @@
  * subcarrier (A or A^-1 in p.a, the per-user gains rho and 1/lambda, the status and the
  * count of unusable users), from G = H^H H. cg/cr: A = G + N0 I and li2015's approximate
  * gains (II-C); chol/zf: A^-1 by Gauss-Jordan (gauss_jordan.cuh) on a block or a warp,
- * with the diagonal loading of the CPU and one retry under more of it. */
+ * with the diagonal loading of the CPU (also when N0 is tiny) and one retry under more
+ * of it. */
 
 #ifndef INCLUDED_MIMODET_MMSE_CHANNEL_STATE_CUH
 #define INCLUDED_MIMODET_MMSE_CHANNEL_STATE_CUH
@@ -116,7 +117,8 @@ write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], in
  * p.a (unless `written`: there already, all_finite telling whether it is all finite), the
  * per-user gains, the status and the unusable count; a row of A^-1 that is not finite
  * erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
- * largest. Returns whether the channel is usable (not erased), on every lane. */
+ * largest, gain_sum their sum. Returns whether the channel is usable (not erased), on
+ * every lane. */
 template <int UP>
 __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 int sc,
@@ -125,6 +127,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 bool regularized,
                                                 float own_gain,
                                                 float max_gain,
+                                                float gain_sum,
                                                 int lane,
                                                 bool written = false,
                                                 bool all_finite = true)
@@ -180,12 +183,14 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
         if (usable && regularized) {
             // As the CPU: the loaded filter leaves interference (W H)_uj = -load [A^-1]_uj
             // between the users it could not tell apart, and rho counts it (the exact
-            // post-equalizer SINR), for chol and zf alike.
+            // post-equalizer SINR), for chol and zf alike, with the noise never below the
+            // loading's level.
             float interference = 0.0f;
             for (int j = 0; j < U; ++j)
                 if (j != lane)
                     interference += cnorm(cscale(g[lane][j], load));
-            const float disturbance = interference + p.n0 * zf_noise_gain;
+            const float noise = fmaxf(p.n0, kLoading * gain_sum / U);
+            const float disturbance = interference + noise * zf_noise_gain;
             if (lam > 0.0f && isfinite(lam) && isfinite(disturbance)) {
                 const float signal = lam * lam;
                 r = disturbance > signal / kMaxSinr ? signal / disturbance : kMaxSinr;
@@ -215,13 +220,18 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
     return true;
 }
 
-//! The diagonal loading of attempt 0 (chol: N0; zf: none) or 1 (plus a small multiple
-//! of the mean gain, when the first failed), as on the CPU.
+/*! The diagonal loading of attempt 0 (chol: N0; zf: none; plus kLoading mean(diag G)
+ * when the declared N0 is below that level, cg/cr's rule) or 1 (that much more, when the
+ * first failed), as on the CPU (core/mmse/cholesky.cc); regularized: whether any
+ * loading beyond N0 was added. */
 __device__ __forceinline__ float
-channel_load(const PrepareArgs& p, int attempt, float gain_sum)
+channel_load(const PrepareArgs& p, int attempt, float gain_sum, bool& regularized)
 {
-    return (p.mode == KernelMode::chol ? p.n0 : 0.0f) +
-           (attempt ? kLoading * gain_sum / p.num_users : 0.0f);
+    const float loading = kLoading * gain_sum / p.num_users;
+    const bool low_n0 = p.n0 < loading;
+    regularized = low_n0 || attempt > 0;
+    return (p.mode == KernelMode::chol ? p.n0 : 0.0f) + (low_n0 ? loading : 0.0f) +
+           (attempt ? loading : 0.0f);
 }
 
 /*! cg/cr channel state of subcarrier sc by one warp, from G = H^H H (g, full Hermitian,
@@ -308,8 +318,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
     bool factored = false, regularized = false;
     float load = 0.0f;
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        load = channel_load(p, attempt, gain_sum);
-        regularized = attempt == 1;
+        load = channel_load(p, attempt, gain_sum, regularized);
         factored = invert_in_place<UP, kThreads>(
             a, work, U, load, kMinPivotRatio * (max_gain + load), tid, threads);
         __syncthreads(); // a failed attempt's reads are done before the next one writes
@@ -320,7 +329,8 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
         erase_channel(p, sc, regularized, tid);
         return false;
     }
-    return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, tid);
+    return publish_inverse<UP>(
+        p, sc, a, load, regularized, own_gain, max_gain, gain_sum, tid);
 }
 
 /*! chol/zf channel state of subcarrier sc by one warp of the fused kernel, as
@@ -353,8 +363,7 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
     };
 #pragma unroll 1
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        load = channel_load(p, attempt, gain_sum);
-        regularized = attempt == 1;
+        load = channel_load(p, attempt, gain_sum, regularized);
         if constexpr (kSmallTile)
             factored = invert_warp<UP, 2>(a,
                                           U,
@@ -373,10 +382,20 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
         return false;
     }
     if constexpr (kSmallTile)
-        return publish_inverse<UP>(
-            p, sc, a, load, regularized, own_gain, max_gain, lane, true, all_finite);
+        return publish_inverse<UP>(p,
+                                   sc,
+                                   a,
+                                   load,
+                                   regularized,
+                                   own_gain,
+                                   max_gain,
+                                   gain_sum,
+                                   lane,
+                                   true,
+                                   all_finite);
     else
-        return publish_inverse<UP>(p, sc, a, load, regularized, own_gain, max_gain, lane);
+        return publish_inverse<UP>(
+            p, sc, a, load, regularized, own_gain, max_gain, gain_sum, lane);
 }
 
 } // namespace cuda
