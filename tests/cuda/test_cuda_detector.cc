@@ -439,7 +439,7 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     };
     for (const Loaded l : { Loaded{ DetectorMode::zf, -1.0f, 1e-4f },
                             Loaded{ DetectorMode::chol, 0.0f, 1e-4f },
-                            Loaded{ DetectorMode::chol, 0.0f, 1e-3f },
+                            Loaded{ DetectorMode::chol, 0.0f, 1e-3f, 16, false },
                             Loaded{ DetectorMode::zf, 0.0f, 1e-4f },
                             Loaded{ DetectorMode::zf, 1e-7f, 1e-3f, 4, false },
                             Loaded{ DetectorMode::chol, 0.0f, 1e-3f, 4, false },
