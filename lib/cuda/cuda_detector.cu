@@ -977,6 +977,12 @@ struct CudaDetector::Impl {
             wait_for_channel(stream);
             PrepareArgs channel_args = prepare_args(channel, n0);
             channel_args.counts = d_channel_counts;
+            if (codes) { // (channel, d_h, is not decoded: the kernel reads the codes)
+                channel_args.h_codes = channel_codes;
+                channel_args.h_scale = channel_scale;
+                channel_args.code_precision = static_cast<int>(precision);
+                channel_args.code_bytes = static_cast<int>(code_bytes);
+            }
             launch_equalize_fused(a, channel_args, stream);
             MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
             a_formed = true;

@@ -46,6 +46,12 @@ struct PrepareArgs {
     //! subcarriers without a usable channel, [kChannelCountRegularized] those inverted
     //! under extra loading, [kChannelCountUnusableUsers] users without a usable channel.
     unsigned long long* counts;
+    //! A narrow-precision channel's codes (the fused kernel's narrow instantiation; null
+    //! otherwise), for the reads of H past G: a loaded subcarrier's |w_u|^2, where h (the
+    //! float H) is not decoded.
+    const void* h_codes;
+    float h_scale;
+    int code_precision, code_bytes;
 };
 enum ChannelCount : int {
     kChannelCountBad = 0,

@@ -57,6 +57,8 @@ bool cholesky_coefficients(const Eigen::Map<const MatrixCRow>& h,
     // the start, as cg/cr do: a channel just inside the pivot rule would otherwise trust
     // that N0 and give huge LLRs with wrong signs (docs/reliability.md).
     const float loading = kLoading * gram_diag.mean();
+    if (!std::isfinite(loading))
+        return false; // G overflowed: erased, as on the GPU (not counted as loaded)
     float load = kind == DirectKind::mmse ? n0 : 0.0f;
     if (n0 < loading) {
         load += loading;

@@ -18,6 +18,7 @@
 
 #include "core/mmse/numerics.h"
 #include "cuda/kernels.h"
+#include "cuda/precision/decode.cuh"
 #include "device_helpers.cuh"
 #include "gauss_jordan.cuh"
 #include <cstddef>
@@ -33,7 +34,8 @@ using mmse::kMinPivotRatio;
 using mmse::kMinUserGain;
 
 /*! cg/cr loading for a declared N0 and the sum of the gains (core/mmse/iterative.h,
- * iterative_loading): kLoading mean(diag G) when N0 is below it (N0 = 0 or tiny), else 0. */
+ * iterative_loading): kLoading mean(diag G) when N0 is below it (N0 = 0 or tiny), else 0.
+ */
 __device__ __forceinline__ float iterative_load(float n0, float gain_sum, int num_users)
 {
     const float floor = kLoading * gain_sum / num_users;
@@ -117,9 +119,9 @@ write_channel_matrix(const PrepareArgs& p, int sc, const float2 (*g)[UP + 1], in
  * p.a (unless `written`: there already, all_finite telling whether it is all finite), the
  * per-user gains, the status and the unusable count; a row of A^-1 that is not finite
  * erases the subcarrier. own_gain is G_uu of this lane's user, max_gain the
- * largest, gain_sum their sum. Returns whether the channel is usable (not erased), on
- * every lane. */
-template <int UP>
+ * largest, gain_sum their sum. kCodes: H is read from p.h_codes (a narrow channel),
+ * not p.h. Returns whether the channel is usable (not erased), on every lane. */
+template <int UP, bool kCodes = false>
 __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                                                 int sc,
                                                 const float2 (*g)[UP + 1],
@@ -153,18 +155,28 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
     // A^-1 (x_j = conj([A^-1]_uj)); without loading that is [A^-1]_uu. Under loading (a
     // near-singular G) x has a component ~1/load along G's null space, which both
     // [A^-1 - load A^-2]_uu and x^H (G x) cancel to garbage in float; H x cancels it
-    // before squaring, as the CPU's W = A^-1 H^H does. A rare path: H is read again, from
-    // L2.
-    // Under loading (regularized) chol needs |w_u|^2 too, by the same path (below).
+    // before squaring, as the CPU's W = A^-1 H^H does. Only on loaded subcarriers
+    // (pivots, or N0 below the loading's level): H is read again, from L2. Under loading
+    // (regularized) chol needs |w_u|^2 too, by the same path (below).
     float zf_noise_gain = inv_diag;
     if (((p.mode == KernelMode::zf && load > 0.0f) || regularized) && user_lane) {
         const int B = p.num_antennas;
-        const float2* h = p.h + static_cast<std::size_t>(sc) * B * U;
+        const std::size_t h0 = static_cast<std::size_t>(sc) * B * U;
         float q = 0.0f;
         for (int b = 0; b < B; ++b) {
             float2 t = make_float2(0.0f, 0.0f);
-            for (int j = 0; j < U; ++j)
-                t = cfma(__ldg(h + b * U + j), conj2(g[lane][j]), t);
+            for (int j = 0; j < U; ++j) {
+                float2 h_bj;
+                if constexpr (kCodes)
+                    h_bj = decode_complex(p.h_codes,
+                                          h0 + b * U + j,
+                                          p.code_bytes,
+                                          p.code_precision,
+                                          p.h_scale);
+                else
+                    h_bj = __ldg(p.h + h0 + b * U + j);
+                t = cfma(h_bj, conj2(g[lane][j]), t);
+            }
             q += cnorm(t);
         }
         zf_noise_gain = q;
@@ -181,10 +193,10 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
         const float one_minus = load * inv_diag; // 1 - lambda (chol)
         const float lam = 1.0f - one_minus;
         if (usable && regularized) {
-            // As the CPU: the loaded filter leaves interference (W H)_uj = -load [A^-1]_uj
-            // between the users it could not tell apart, and rho counts it (the exact
-            // post-equalizer SINR), for chol and zf alike, with the noise never below the
-            // loading's level.
+            // As the CPU: the loaded filter leaves interference (W H)_uj = -load
+            // [A^-1]_uj between the users it could not tell apart, and rho counts it (the
+            // exact post-equalizer SINR), for chol and zf alike, with the noise never
+            // below the loading's level.
             float interference = 0.0f;
             for (int j = 0; j < U; ++j)
                 if (j != lane)
@@ -265,8 +277,8 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
             if (j != lane)
                 captured = fmaxf(captured, cnorm(g[lane][j]) / g[j][j].x);
     float r = 0.0f, il = 0.0f;
-    const bool unusable =
-        approximate_gains(own_gain, max_gain, user_lane, n0_eff, load > 0.0f, captured, r, il);
+    const bool unusable = approximate_gains(
+        own_gain, max_gain, user_lane, n0_eff, load > 0.0f, captured, r, il);
     if (user_lane) {
         p.rho[static_cast<std::size_t>(sc) * U + lane] = r;
         p.inv_lambda[static_cast<std::size_t>(sc) * U + lane] = il;
@@ -289,7 +301,7 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
  * scratch (invert_scratch_items); scalars (2 floats) pass the gains from warp 0 to the
  * block; kThreads as for invert_in_place. Every thread of the block must call it.
  * Returns whether the channel is usable, on the first warp's lanes. */
-template <int UP, int kThreads = 0>
+template <int UP, int kThreads = 0, bool kCodes = false>
 __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
                                                      int sc,
                                                      float2 (*a)[UP + 1],
@@ -329,7 +341,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
         erase_channel(p, sc, regularized, tid);
         return false;
     }
-    return publish_inverse<UP>(
+    return publish_inverse<UP, kCodes>(
         p, sc, a, load, regularized, own_gain, max_gain, gain_sum, tid);
 }
 
@@ -345,7 +357,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
  * erased subcarrier's kStatusBad keeps every reader off what it left in p.a) instead of
  * being read back from shared memory by publish_inverse. Larger tiles keep one pass and
  * the read-back: their kernels, bound at 64 registers, spilled more and slowed down. */
-template <int UP, bool kSmallTile>
+template <int UP, bool kSmallTile, bool kCodes = false>
 __device__ __forceinline__ bool
 finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
 {
@@ -382,19 +394,19 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
         return false;
     }
     if constexpr (kSmallTile)
-        return publish_inverse<UP>(p,
-                                   sc,
-                                   a,
-                                   load,
-                                   regularized,
-                                   own_gain,
-                                   max_gain,
-                                   gain_sum,
-                                   lane,
-                                   true,
-                                   all_finite);
+        return publish_inverse<UP, kCodes>(p,
+                                           sc,
+                                           a,
+                                           load,
+                                           regularized,
+                                           own_gain,
+                                           max_gain,
+                                           gain_sum,
+                                           lane,
+                                           true,
+                                           all_finite);
     else
-        return publish_inverse<UP>(
+        return publish_inverse<UP, kCodes>(
             p, sc, a, load, regularized, own_gain, max_gain, gain_sum, lane);
 }
 

@@ -481,9 +481,10 @@ __device__ __forceinline__ void stage_tile_chunk(const EqualizeArgs& p,
 }
 
 /*! The fused kernel's channel: one warp (cg/cr; chol/zf of up to 16 users on compact
- * grids) or the block (other chol/zf) finishes G in a_s (channel_state.cuh). Returns
- * whether the channel is usable: on the first warp's lanes, which pass it on. */
-template <int UP, int S, bool kIterative, bool kCompact, int base>
+ * grids) or the block (other chol/zf) finishes G in a_s (channel_state.cuh); kNarrow:
+ * H is read from prep.h_codes where it is read again. Returns whether the channel is
+ * usable: on the first warp's lanes, which pass it on. */
+template <int UP, int S, bool kIterative, bool kCompact, int base, bool kNarrow>
 __device__ __forceinline__ bool finish_tile_channel(const PrepareArgs& prep,
                                                     const int& sc,
                                                     float2* const& a_s,
@@ -504,13 +505,12 @@ __device__ __forceinline__ bool finish_tile_channel(const PrepareArgs& prep,
             usable = finish_channel_iterative<UP>(prep, sc, a_rows, tid);
     } else if constexpr (kWarpInverts) {
         if (tid < 32)
-            usable = finish_channel_warp<UP, (S < 32)>(prep, sc, a_rows, tid);
+            usable = finish_channel_warp<UP, (S < 32), kNarrow>(prep, sc, a_rows, tid);
     } else {
         // (a block of 128 threads or more is one k-group: tile_shape)
-        usable = finish_channel_block < UP,
-        kCompact || base >= 128
-            ? base
-            : 0 > (prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
+        constexpr int kThreads = kCompact || base >= 128 ? base : 0;
+        usable = finish_channel_block<UP, kThreads, kNarrow>(
+            prep, sc, a_rows, invert_work, channel_scalars, tid, threads);
     }
     return usable;
 }
@@ -1261,7 +1261,7 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
         // grids) or the block (other chol/zf) finishes G in a_s (whether the channel is
         // usable passes through shared memory rather than a read-back of the status byte
         // just written)
-        const bool usable = finish_tile_channel<UP, S, kIterative, kCompact, base>(
+        const bool usable = finish_tile_channel<UP, S, kIterative, kCompact, base, kNarrow>(
             prep, sc, a_s, invert_work, channel_scalars, tid, threads);
         if (tid == 0)
             channel_usable = usable;
