@@ -485,8 +485,9 @@ TEST(CudaQuantize, Fp16LlrsAreTheRoundedFloatLlrs)
             det.detect_fp16(f.y.data(), n, got.data());
             EXPECT_EQ(got, want) << "round " << round;
         }
-        if (mode == DetectorMode::chol) // (cg: graphs where its launches are captured)
+        if (mode == DetectorMode::chol) { // (cg: graphs where its launches are captured)
             EXPECT_GT(det.graph_replays(), replays);
+        }
     }
 }
 
