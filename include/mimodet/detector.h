@@ -106,7 +106,7 @@ struct DetectorConfig {
     //! Storage format of H and y (every mode and backend).
     Precision precision = Precision::fp32;
     LlrSign llr_sign = LlrSign::positive_means_one;
-    float llr_clip = 0.0f; //!< |LLR| limit; 0: none (sfsd, ml: 50 on a loaded subcarrier)
+    float llr_clip = 0.0f; //!< |LLR| limit; 0: none (at most 50 on a loaded subcarrier)
     int num_threads = 0;   //!< CPU worker threads; 0 = all cores
     Backend backend = Backend::cpu;
     //! GPUs (CUDA device ordinals) of the GPU backend; empty means device 0. With several

@@ -9,6 +9,7 @@
 #include "mmse/cholesky.h"
 #include "mmse/iterative.h"
 #include "mmse/linear_algebra.h"
+#include "mmse/numerics.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -39,6 +40,7 @@ CpuDetector::CpuDetector(const DetectorConfig& config)
     const std::size_t nsc = d_dims.num_subcarriers, b = d_dims.num_antennas,
                       u = d_dims.num_users;
     d_bad.assign(nsc, 1);
+    d_loaded.assign(nsc, 0);
     d_inv_lambda.assign(nsc * u, 0.0f);
     d_rho.assign(nsc * u, 0.0f);
     if (config.mode == DetectorMode::chol || config.mode == DetectorMode::zf) {
@@ -151,6 +153,7 @@ void CpuDetector::set_channel(const cf32* h, float n0)
         bool reg = false;
         std::uint64_t unusable = 0;
         prepare_subcarrier(sc, h, reg, unusable);
+        d_loaded[sc] = reg ? 1 : 0;
         regularized += reg ? 1 : 0;
         unusable_users += unusable;
     }
@@ -230,6 +233,9 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
                         mmse::conjugate_residual(a, y_mf, iterations, x, scratch);
                 }
                 const float* rho = d_rho.data() + sc * u;
+                // A loaded channel's LLRs are bounded (docs/reliability.md).
+                const float clip_sc =
+                    d_loaded[sc] ? std::min(clip, mmse::kLoadedLlrClip) : clip;
                 const float* inv_lambda = d_inv_lambda.data() + sc * u;
                 for (std::size_t k = 0; k < n; ++k) {
                     float* out = llr_at(k);
@@ -246,7 +252,7 @@ void CpuDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf32*
                             rho[j],
                             out + j * q);
                     for (std::size_t i = 0; i < u * q; ++i)
-                        out[i] = finish_llr(out[i], sign, clip);
+                        out[i] = finish_llr(out[i], sign, clip_sc);
                     if (x_hat)
                         for (std::size_t j = 0; j < u; ++j)
                             x_hat_at(k)[j] = x(static_cast<Eigen::Index>(j), col);

@@ -42,6 +42,7 @@ private:
     float d_n0 = 0.0f;
 
     std::vector<std::uint8_t> d_bad; //!< [N_sc] 1 = no usable channel on this subcarrier
+    std::vector<std::uint8_t> d_loaded; //!< [N_sc] 1 = the channel had to be loaded
     std::vector<cf32> d_equalizer;   //!< chol/zf: [N_sc][U][B] row-major W
     std::vector<cf32> d_channel;     //!< cg/cr: [N_sc][B][U] copy of H
     std::vector<cf32> d_gram;        //!< cg/cr: [N_sc][U][U] A = G + N0 I (column-major)

@@ -455,6 +455,45 @@ TEST(Detector, LoadedChannelsGiveLlrsThatTrackReliability)
     }
 }
 
+TEST(Detector, LoadedChannelsClipEveryLlrAtTheStatedBound)
+{
+    // Issue 25: on a subcarrier it had to load, no MMSE-family mode writes |LLR| above
+    // mmse::kLoadedLlrClip (the sphere decoders' bound too). Told N0 = 0, the users that
+    // do not collide go past it without the clip (the loading's noise level is 1e-5 of
+    // the mean gain). Told the real N0 (not loaded: chol), LLRs above the bound stay; a
+    // smaller configured clip holds.
+    for (const DetectorMode mode : { DetectorMode::chol,
+                                     DetectorMode::zf,
+                                     DetectorMode::box,
+                                     DetectorMode::cg,
+                                     DetectorMode::cr }) {
+        auto s = near_singular_setup(mode, 30.0, 1e-3f, 8);
+        const float real_n0 = s.frame.n0;
+        s.frame.n0 = 0.0f;
+        DetectorStats st;
+        auto largest = [](const std::vector<float>& llr) {
+            float m = 0.0f;
+            for (float l : llr) {
+                EXPECT_TRUE(std::isfinite(l));
+                m = std::max(m, std::abs(l));
+            }
+            return m;
+        };
+        const float loaded = largest(run(s, nullptr, &st));
+        EXPECT_EQ(st.regularized_subcarriers, s.sim.num_subcarriers) << to_string(mode);
+        EXPECT_EQ(loaded, mmse::kLoadedLlrClip) << to_string(mode) << ": the bound was hit";
+        s.det.llr_clip = 20.0f;
+        EXPECT_EQ(largest(run(s)), 20.0f) << to_string(mode);
+        if (mode == DetectorMode::chol) {
+            s.det.llr_clip = 0.0f;
+            s.frame.n0 = real_n0;
+            DetectorStats real;
+            EXPECT_GT(largest(run(s, nullptr, &real)), mmse::kLoadedLlrClip);
+            EXPECT_EQ(real.regularized_subcarriers, 0u);
+        }
+    }
+}
+
 TEST(Detector, TooManyThreadsIsAClearErrorNotAnAbort)
 {
     // libgomp aborts the process when it cannot create the threads asked for (found by

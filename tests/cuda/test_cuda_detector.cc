@@ -525,6 +525,57 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     }
 }
 
+TEST(CudaDetector, LoadedChannelsClipEveryLlrAtTheStatedBoundLikeTheCpu)
+{
+    // Issue 25: on a subcarrier it had to load, no MMSE-family kernel writes |LLR| above
+    // mmse::kLoadedLlrClip (Detector.LoadedChannelsClipEveryLlrAtTheStatedBound): told
+    // N0 = 0, the users that do not collide reach the bound; a smaller configured clip
+    // still holds. Host API (prepare kernel; box's kernel), device API (fused kernel) and
+    // for cg/cr the matrix-free kernel (a first single symbol).
+    SKIP_WITHOUT_GPU();
+    for (const DetectorMode mode : { DetectorMode::chol,
+                                     DetectorMode::zf,
+                                     DetectorMode::box,
+                                     DetectorMode::cg,
+                                     DetectorMode::cr }) {
+        Case c{ 8, 8, 64, 14, Modulation::qam16, mode, 3, 30.0, 0.0 };
+        Frame f = frame_with_colliding_users(c, 1e-3f, 5);
+        f.n0 = 0.0f;
+        const std::string what = to_string(mode) + " 8x8 N0 0";
+        auto largest = [&](const Outputs& o, std::size_t symbols) {
+            float m = 0.0f;
+            const std::size_t items = symbols * config_of(c, Backend::cpu).dims().llr_items();
+            for (std::size_t i = 0; i < items; ++i) {
+                EXPECT_TRUE(std::isfinite(o.llr[i])) << what;
+                m = std::max(m, std::abs(o.llr[i]));
+            }
+            return m;
+        };
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const Outputs g = run(gpu, f, c.nsym), r = run(*cpu, f, c.nsym);
+        EXPECT_EQ(g.stats.regularized_subcarriers, c.nsc) << what;
+        EXPECT_EQ(largest(r, c.nsym), mmse::kLoadedLlrClip) << what << " (CPU)";
+        EXPECT_EQ(largest(g, c.nsym), mmse::kLoadedLlrClip) << what << " (host API)";
+        DeviceFrame dev(f, g);
+        cuda::CudaDetector fused_gpu(config_of(c, Backend::cuda));
+        fused_gpu.set_channel_device(dev.h.get(), f.n0);
+        EXPECT_EQ(largest(dev.detect(fused_gpu, c.nsym), c.nsym), mmse::kLoadedLlrClip)
+            << what << " (device API)";
+        if (mode == DetectorMode::cg || mode == DetectorMode::cr) {
+            cuda::CudaDetector mf_gpu(config_of(c, Backend::cuda));
+            mf_gpu.set_channel_device(dev.h.get(), f.n0);
+            EXPECT_EQ(largest(dev.detect(mf_gpu, 1), 1), mmse::kLoadedLlrClip)
+                << what << " (matrix-free)";
+            EXPECT_FALSE(mf_gpu.matrix_formed()) << what;
+        }
+        DetectorConfig clipped = config_of(c, Backend::cuda);
+        clipped.llr_clip = 20.0f;
+        cuda::CudaDetector clipped_gpu(clipped);
+        EXPECT_EQ(largest(run(clipped_gpu, f, c.nsym), c.nsym), 20.0f) << what << " (clip 20)";
+    }
+}
+
 //! Subcarriers enough for a compact grid on GPU 0 (4 or more blocks per SM, every
 //! tile size), plus a partial wave.
 std::size_t compact_grid_subcarriers()

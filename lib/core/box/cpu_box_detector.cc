@@ -7,6 +7,7 @@
 #include "cpu_box_detector.h"
 #include "core/llr_output.h"
 #include "core/mmse/cholesky.h"
+#include "core/mmse/numerics.h"
 #include <omp.h>
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,7 @@ CpuBoxDetector::CpuBoxDetector(const DetectorConfig& config)
     const std::size_t nsc = d_dims.num_subcarriers, b = d_dims.num_antennas,
                       u = d_dims.num_users;
     d_bad.assign(nsc, 1);
+    d_loaded.assign(nsc, 0);
     d_channel.assign(nsc * b * u, cf32());
     d_gram.assign(nsc * u * u, cf32());
     d_equalizer.assign(nsc * u * b, cf32());
@@ -137,6 +139,7 @@ void CpuBoxDetector::set_channel(const cf32* h, float n0)
         bool reg = false;
         std::uint64_t unusable = 0;
         prepare_subcarrier(sc, h, reg, unusable);
+        d_loaded[sc] = reg ? 1 : 0;
         regularized += reg ? 1 : 0;
         unusable_users += unusable;
     }
@@ -184,6 +187,9 @@ void CpuBoxDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf
                     bad_samples += column_bad[k];
                 }
                 const float* rho = d_rho.data() + sc * u;
+                // A loaded channel's LLRs are bounded (docs/reliability.md).
+                const float clip_sc =
+                    d_loaded[sc] ? std::min(clip, mmse::kLoadedLlrClip) : clip;
                 const float* inv_lambda = d_inv_lambda.data() + sc * u;
                 if (!d_bad[sc]) {
                     mmse::ReceivedColumns y_sc(y_first, b, cols, Eigen::OuterStride<>(rx_stride));
@@ -242,7 +248,7 @@ void CpuBoxDetector::detect(const cf32* y, std::size_t n_symbols, float* llr, cf
                             x_hat_at(k)[j] = xj;
                     }
                     for (std::size_t i = 0; i < u * q; ++i)
-                        out[i] = finish_llr(out[i], sign, clip);
+                        out[i] = finish_llr(out[i], sign, clip_sc);
                 }
             }
         }

@@ -47,6 +47,7 @@ private:
     float d_n0 = 0.0f;
 
     std::vector<std::uint8_t> d_bad; //!< [N_sc] 1 = no usable channel
+    std::vector<std::uint8_t> d_loaded; //!< [N_sc] 1 = the channel had to be loaded
     std::vector<cf32> d_channel;     //!< [N_sc][B][U] H
     std::vector<cf32> d_gram;        //!< [N_sc][U][U] G (column-major, full)
     std::vector<cf32> d_equalizer;   //!< [N_sc][U][B] W = A^-1 H^H, row-major

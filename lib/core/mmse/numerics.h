@@ -24,8 +24,9 @@ constexpr float kMinPivotRatio = 1e-6f;
 //! A user whose channel energy G_uu is below this fraction of the strongest user's on the
 //! subcarrier has no usable channel (float32 cannot tell it from zero): its LLRs are 0.
 constexpr float kMinUserGain = 1e-6f;
-//! The sphere decoders' LLRs on a subcarrier they had to load are clipped here: the
-//! loading biases their metric, and the MMSE family's LLRs there stay far below it.
+//! Every detector's LLRs on a subcarrier it had to load are clipped here: the loading
+//! stands for noise the detector was not told about, so no bit there is more certain
+//! than this (a decoder needs no more: e^-50).
 constexpr float kLoadedLlrClip = 50.0f;
 
 } // namespace mmse

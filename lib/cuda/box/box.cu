@@ -138,7 +138,9 @@ __global__ void __launch_bounds__(32 * kDetectWarps, UP >= 32 ? 1 : (UP >= 16 ? 
         sh_h[i] = h[i];
     __syncthreads();
 
-    const bool bad_channel = (e.status[sc] & kStatusBad) != 0;
+    const std::uint8_t status = e.status[sc];
+    const bool bad_channel = (status & kStatusBad) != 0;
+    const float clip = llr_clip_of(e, status & kStatusRegularized);
     const std::size_t u_index = static_cast<std::size_t>(sc) * U + user;
     const float rho = active_user ? e.rho[u_index] : 0.0f;
     const float inv_lambda = active_user ? e.inv_lambda[u_index] : 0.0f;
@@ -237,7 +239,7 @@ __global__ void __launch_bounds__(32 * kDetectWarps, UP >= 32 ? 1 : (UP >= 16 ? 
         }
         // A user without a channel (1/lambda = 0, rho = 0) demaps to 0, as on the CPU.
         const float keep = inv_lambda > 0.0f ? 1.0f : 0.0f;
-        write_llrs(e, x, keep, rho, llr);
+        write_llrs(e, x, keep, rho, clip, llr);
         if (e.x_hat)
             e.x_hat[item * U + user] = cscale(x, keep);
     }

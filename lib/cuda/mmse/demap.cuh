@@ -12,6 +12,7 @@
 #ifndef INCLUDED_MIMODET_MMSE_DEMAP_CUH
 #define INCLUDED_MIMODET_MMSE_DEMAP_CUH
 
+#include "core/mmse/numerics.h"
 #include "cuda/kernels.h"
 #include <cstddef>
 #include <cstdint>
@@ -19,19 +20,26 @@
 namespace mimodet {
 namespace cuda {
 
-//! Writes the clipped, signed max-log LLRs of one (symbol, subcarrier, user) for
-//! kBitsPerAxis bits per axis (0: BPSK): one vector store for 16-QAM and 256-QAM,
-//! two-float stores for QPSK and 64-QAM, when aligned.
+//! The clip of a subcarrier's LLRs: the configured one, and at most
+//! mmse::kLoadedLlrClip where its channel had to be loaded (as on the CPU).
+__device__ __forceinline__ float llr_clip_of(const EqualizeArgs& p, bool loaded)
+{
+    return loaded ? fminf(p.llr_clip, mmse::kLoadedLlrClip) : p.llr_clip;
+}
+
+//! Writes the signed max-log LLRs of one (symbol, subcarrier, user), clipped at clip
+//! (llr_clip_of), for kBitsPerAxis bits per axis (0: BPSK): one vector store for
+//! 16-QAM and 256-QAM, two-float stores for QPSK and 64-QAM, when aligned.
 template <int kBitsPerAxis>
-__device__ __forceinline__ void
-write_llrs_of(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
+__device__ __forceinline__ void write_llrs_of(
+    const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float clip, float* dst)
 {
     constexpr int Q = kBitsPerAxis == 0 ? 1 : 2 * kBitsPerAxis;
     float out[Q];
     demap_maxlog_of<kBitsPerAxis>(p.demap, cscale(x, inv_lambda), rho, out);
 #pragma unroll
     for (int j = 0; j < Q; ++j)
-        out[j] = finish_llr(out[j], p.llr_sign, p.llr_clip);
+        out[j] = finish_llr(out[j], p.llr_sign, clip);
     const auto address = reinterpret_cast<std::uintptr_t>(dst);
     if (Q % 4 == 0 && address % 16 == 0) {
 #pragma unroll
@@ -50,11 +58,11 @@ write_llrs_of(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, floa
 }
 
 //! write_llrs_of for the launch's modulation.
-__device__ __forceinline__ void
-write_llrs(const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float* dst)
+__device__ __forceinline__ void write_llrs(
+    const EqualizeArgs& p, float2 x, float inv_lambda, float rho, float clip, float* dst)
 {
     with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
-        write_llrs_of<decltype(bits_per_axis)::value>(p, x, inv_lambda, rho, dst);
+        write_llrs_of<decltype(bits_per_axis)::value>(p, x, inv_lambda, rho, clip, dst);
     });
 }
 

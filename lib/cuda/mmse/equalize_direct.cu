@@ -59,7 +59,8 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     }
     // NaN/Inf in y (counted), or no usable channel: this (symbol, subcarrier) is erased.
     const bool y_finite = __all_sync(0xffffffffu, finite);
-    if (!y_finite || (p.status[sc] & kStatusBad)) {
+    const std::uint8_t status = p.status[sc];
+    if (!y_finite || (status & kStatusBad)) {
         erase_item(p, s * nsc + sc, lane, !y_finite);
         return;
     }
@@ -90,8 +91,12 @@ __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     const float2 x =
         iterative ? iterate<UP>(p.mode, p.iterations, acc, apply) : apply(acc);
     if (group == 0 && active) {
-        write_llrs(
-            p, x, p.inv_lambda[sc * U + user], p.rho[sc * U + user], llr + user * Q);
+        write_llrs(p,
+                   x,
+                   p.inv_lambda[sc * U + user],
+                   p.rho[sc * U + user],
+                   llr_clip_of(p, status & kStatusRegularized),
+                   llr + user * Q);
         if (x_hat)
             x_hat[user] = x;
     }

@@ -174,7 +174,8 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
             make_float2(0.0f, 0.0f));
         const float2 x = iterate<UP>(p.mode, p.iterations, y_mf, apply);
         if (group == 0 && active) {
-            write_llrs(p, x, inv_lambda, rho, llr + user * Q);
+            write_llrs(
+                p, x, inv_lambda, rho, llr_clip_of(p, load > 0.0f), llr + user * Q);
             if (p.x_hat)
                 p.x_hat[item * U + user] = x;
         }

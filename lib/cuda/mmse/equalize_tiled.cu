@@ -641,6 +641,7 @@ __device__ __forceinline__ void demap_tile(const EqualizeArgs& p,
     // written by this kernel (fused) or an earlier one: plain loads
     const float user_rho = p.rho[sc * U + user];
     const float user_inv_lambda = p.inv_lambda[sc * U + user];
+    const float clip = llr_clip_of(p, p.status[sc] & kStatusRegularized);
     const int symbol_step = threads / UP;
     with_bits_per_axis(p.demap, [&](auto bits_per_axis) {
         constexpr int kBitsPerAxis = decltype(bits_per_axis)::value;
@@ -655,7 +656,7 @@ __device__ __forceinline__ void demap_tile(const EqualizeArgs& p,
                 continue;
             }
             const float2 xv = zs[s * (UP + 1) + user];
-            write_llrs_of<kBitsPerAxis>(p, xv, user_inv_lambda, user_rho, dst);
+            write_llrs_of<kBitsPerAxis>(p, xv, user_inv_lambda, user_rho, clip, dst);
             if (p.x_hat)
                 p.x_hat[((s0 + s) * nsc + sc) * U + user] = xv;
         }
