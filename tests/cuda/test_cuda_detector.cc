@@ -424,7 +424,7 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
     // loaded filter leaves between the colliding users, on the GPU as on the CPU:
     // per-user LLR magnitudes of those users within 20% of the CPU's (float rounding on
     // a near-singular system moves single LLRs), no wrong sign above |LLR| 3 beyond 2%,
-    // and |LLR| below the CPU test's bound of 100. Host API (prepare kernel) and device
+    // and |LLR| below the loaded clip, 50, as in the CPU test. Host API (prepare kernel) and device
     // API (fused kernel; cg/cr also the matrix-free kernel, on a first single symbol).
     SKIP_WITHOUT_GPU();
     // chol, zf and box told N0 = 0 on channels 1e-3 apart: loaded on every subcarrier,
@@ -520,7 +520,7 @@ TEST(CudaDetector, LoadedChannelsGiveLlrsThatTrackReliabilityLikeTheCpu)
             if (l.strict) {
                 EXPECT_LE(wrong, 0.02 * above + 1) << which;
             }
-            EXPECT_LT(largest, 100.0f) << which;
+            EXPECT_LT(largest, mmse::kLoadedLlrClip) << which; // (not reaching the clip)
         }
     }
 }
@@ -530,8 +530,10 @@ TEST(CudaDetector, LoadedChannelsClipEveryLlrAtTheStatedBoundLikeTheCpu)
     // Issue 25: on a subcarrier it had to load, no MMSE-family kernel writes |LLR| above
     // mmse::kLoadedLlrClip (Detector.LoadedChannelsClipEveryLlrAtTheStatedBound): told
     // N0 = 0, the users that do not collide reach the bound; a smaller configured clip
-    // still holds. Host API (prepare kernel; box's kernel), device API (fused kernel) and
-    // for cg/cr the matrix-free kernel (a first single symbol).
+    // still holds; told the real N0, chol is not loaded and not clipped. Host API (tiled
+    // kernel after the prepare kernel; box's kernel; 2 symbols: the direct kernel),
+    // device API (fused kernel) and for cg/cr the matrix-free kernel (a first single
+    // symbol).
     SKIP_WITHOUT_GPU();
     for (const DetectorMode mode : { DetectorMode::chol,
                                      DetectorMode::zf,
@@ -558,6 +560,9 @@ TEST(CudaDetector, LoadedChannelsClipEveryLlrAtTheStatedBoundLikeTheCpu)
         EXPECT_EQ(g.stats.regularized_subcarriers, c.nsc) << what;
         EXPECT_EQ(largest(r, c.nsym), mmse::kLoadedLlrClip) << what << " (CPU)";
         EXPECT_EQ(largest(g, c.nsym), mmse::kLoadedLlrClip) << what << " (host API)";
+        cuda::CudaDetector direct_gpu(config_of(c, Backend::cuda));
+        EXPECT_EQ(largest(run(direct_gpu, f, 2), 2), mmse::kLoadedLlrClip)
+            << what << " (2 symbols)";
         DeviceFrame dev(f, g);
         cuda::CudaDetector fused_gpu(config_of(c, Backend::cuda));
         fused_gpu.set_channel_device(dev.h.get(), f.n0);
@@ -574,6 +579,16 @@ TEST(CudaDetector, LoadedChannelsClipEveryLlrAtTheStatedBoundLikeTheCpu)
         clipped.llr_clip = 20.0f;
         cuda::CudaDetector clipped_gpu(clipped);
         EXPECT_EQ(largest(run(clipped_gpu, f, c.nsym), c.nsym), 20.0f) << what << " (clip 20)";
+        if (mode == DetectorMode::chol) {
+            Frame real = frame_with_colliding_users(c, 1e-3f, 5);
+            cuda::CudaDetector real_gpu(config_of(c, Backend::cuda));
+            const Outputs o = run(real_gpu, real, c.nsym);
+            EXPECT_EQ(o.stats.regularized_subcarriers, 0u) << "chol, the real N0";
+            EXPECT_GT(largest(o, c.nsym), mmse::kLoadedLlrClip) << "chol, the real N0";
+            cuda::CudaDetector real_direct(config_of(c, Backend::cuda));
+            EXPECT_GT(largest(run(real_direct, real, 2), 2), mmse::kLoadedLlrClip)
+                << "chol, the real N0, 2 symbols";
+        }
     }
 }
 

@@ -43,7 +43,7 @@ public:
      * \param full_levels T fully expanded tree levels; 0 = roger2012 eq. 7 (1 for U <= 4)
      * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
-     * \param llr_clip |LLR| limit, 0 = none
+     * \param llr_clip |LLR| limit, 0 = none (at most 50 on a loaded subcarrier)
      * \param num_threads CPU threads, 0 = all cores
      * \param devices CUDA device ordinals (see mmse_detector)
      * \param streams CUDA streams per GPU (>= 1)

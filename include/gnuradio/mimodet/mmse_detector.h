@@ -50,7 +50,7 @@ public:
      * \param iterations CG/CR iterations (>= 1 in every mode)
      * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
-     * \param llr_clip |LLR| limit, 0 = none
+     * \param llr_clip |LLR| limit, 0 = none (at most 50 on a loaded subcarrier)
      * \param num_threads CPU threads, 0 = all cores
      * \param devices CUDA device ordinals, each >= 0 (empty = {0}); with several,
      *        each frame's subcarriers are split between them; an ordinal may repeat

@@ -57,7 +57,7 @@ public:
      *        "cuda" (an error when no GPU is usable)
      * \param samp_rate the inputs' sample rate, for rx_time gaps (0: ignore rx_time)
      * \param llr_positive_means_one LLR sign (docs/data-contract.md)
-     * \param llr_clip |LLR| limit, 0 for none
+     * \param llr_clip |LLR| limit, 0 for none (at most 50 on a loaded subcarrier)
      * \param device CUDA device of the GPU backend
      * \param precision storage format of each frame's H and y: "fp32", "fp16", "bf16",
      *        "fp8_e4m3" or "fp8_e5m2" (emulated on either backend; docs/precision.md)

@@ -24,9 +24,9 @@ constexpr float kMinPivotRatio = 1e-6f;
 //! A user whose channel energy G_uu is below this fraction of the strongest user's on the
 //! subcarrier has no usable channel (float32 cannot tell it from zero): its LLRs are 0.
 constexpr float kMinUserGain = 1e-6f;
-//! Every detector's LLRs on a subcarrier it had to load are clipped here: the loading
-//! stands for noise the detector was not told about, so no bit there is more certain
-//! than this (a decoder needs no more: e^-50).
+//! Every detector's LLRs on a subcarrier it had to load are clipped here: their SINR
+//! then rests on the loading's noise level, not a measured one (and a decoder needs no
+//! more certainty than e^-50).
 constexpr float kLoadedLlrClip = 50.0f;
 
 } // namespace mmse

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(box_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(604e41f060fc8c1fdcb7e650d051c3aa) */
+/* BINDTOOL_HEADER_FILE_HASH(5720803c540b0acf7fa81274a19d6ff1) */
 
 #include <gnuradio/mimodet/box_detector.h>
 #include <pybind11/pybind11.h>

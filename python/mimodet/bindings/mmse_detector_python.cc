@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mmse_detector.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(0d647070fba82928b3f6e18adb15aab9) */
+/* BINDTOOL_HEADER_FILE_HASH(6a01160ef0a2fafc6b89438a2249a79a) */
 
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <pybind11/pybind11.h>

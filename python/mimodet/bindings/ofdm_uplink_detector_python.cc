@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(a308f23eccf5a037176cfa09cf4871bf) */
+/* BINDTOOL_HEADER_FILE_HASH(b81f152730fa4adfb142b3ad95e778f4) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
