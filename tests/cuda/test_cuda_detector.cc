@@ -1391,6 +1391,90 @@ TEST(CudaDetector, SubmittedBatchesMatchDetectAndWaitForEachOther)
     EXPECT_EQ(std::memcmp(staged.data(), want.data(), want.size() * sizeof(float)), 0);
 }
 
+TEST(CudaDetector, PrefetchedChannelsGiveSetChannelsLlrsAndLeaveTheChannelInForce)
+{
+    // prefetch_channel() sends the next H up while a submitted batch runs: that batch,
+    // and any detect() before the next set_channel(), still use the channel in force;
+    // set_channel() on the prefetched pointer then gives set_channel()'s LLRs bit for
+    // bit (an engine without prefetches is the reference), whichever H buffer is in
+    // force, and a set_channel() on another pointer ignores the prefetch.
+    SKIP_WITHOUT_GPU();
+    for (const Case& c : { Case{ 32, 4, 16, 24, Modulation::qam16, DetectorMode::chol, 3, 15.0, 0.0 },
+                           Case{ 32, 4, 16, 24, Modulation::qam16, DetectorMode::cg, 3, 15.0, 0.0 },
+                           Case{ 16, 16, 8, 6, Modulation::qpsk, DetectorMode::box, 3, 20.0, 0.0 },
+                           Case{ 4, 4, 32, 7, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 } }) {
+        SCOPED_TRACE(describe(c));
+        const Dims d = config_of(c, Backend::cpu).dims();
+        for (Precision precision : { Precision::fp32, Precision::fp16 }) {
+            if (precision != Precision::fp32 && c.mode == DetectorMode::sfsd)
+                continue; // the sphere decoders take float32 only
+            SCOPED_TRACE(to_string(precision));
+            DetectorConfig config = config_of(c, Backend::cuda);
+            config.precision = precision;
+            cuda::EngineOptions opt;
+            opt.streams = 2;
+            opt.chunk_bytes = 2 * d.rx_items() * sizeof(cf32);
+            cuda::CudaDetector ref(config, opt), gpu(config, opt);
+            const Frame f = frame_of(c, 301), g = frame_of(c, 302);
+            auto detect_ref = [&](const Frame& fr) {
+                std::vector<float> out(c.nsym * d.llr_items());
+                ref.set_channel(fr.h.data(), fr.n0);
+                ref.detect(fr.y.data(), c.nsym, out.data());
+                return out;
+            };
+            const std::vector<float> want_f = detect_ref(f), want_g = detect_ref(g);
+            cuda::Buffer<cf32> hf(f.h.size(), true), hg(g.h.size(), true);
+            cuda::Buffer<cf32> y(c.nsym * d.rx_items(), true);
+            cuda::Buffer<float> llr(c.nsym * d.llr_items(), true);
+            std::copy(f.h.begin(), f.h.end(), hf.get());
+            std::copy(g.h.begin(), g.h.end(), hg.get());
+            auto same = [&](const std::vector<float>& want) {
+                return std::memcmp(llr.get(), want.data(), want.size() * sizeof(float)) == 0;
+            };
+            auto detect_gpu = [&](const Frame& fr) {
+                std::copy(fr.y.begin(), fr.y.end(), y.get());
+                std::fill(llr.get(), llr.get() + llr.size(), NAN);
+                gpu.detect(y.get(), c.nsym, llr.get());
+            };
+
+            gpu.set_channel(hf.get(), f.n0);
+            std::copy(f.y.begin(), f.y.end(), y.get());
+            std::fill(llr.get(), llr.get() + llr.size(), NAN);
+            const bool queued = gpu.submit(y.get(), c.nsym, llr.get());
+            EXPECT_TRUE(gpu.prefetch_channel(hg.get())); // while the batch runs
+            gpu.complete();
+            EXPECT_TRUE(queued);
+            EXPECT_TRUE(same(want_f)) << "the batch in flight saw the prefetched channel";
+            detect_gpu(f);
+            EXPECT_TRUE(same(want_f)) << "a prefetch changed the channel in force";
+            gpu.set_channel(hg.get(), g.n0); // swapped in, no copy
+            detect_gpu(g);
+            EXPECT_TRUE(same(want_g));
+            // The other H buffer in force now, and the spare the next prefetch fills.
+            EXPECT_TRUE(gpu.prefetch_channel(hf.get()));
+            EXPECT_TRUE(gpu.prefetch_channel(hg.get())); // the later one counts
+            gpu.set_channel(hg.get(), g.n0);
+            detect_gpu(g);
+            EXPECT_TRUE(same(want_g));
+            EXPECT_TRUE(gpu.prefetch_channel(hf.get()));
+            gpu.set_channel(hf.get(), f.n0);
+            detect_gpu(f);
+            EXPECT_TRUE(same(want_f));
+            // Another pointer, or a pageable h: set_channel() copies as always.
+            EXPECT_TRUE(gpu.prefetch_channel(hf.get()));
+            gpu.set_channel(g.h.data(), g.n0);
+            detect_gpu(g);
+            EXPECT_TRUE(same(want_g)) << "set_channel took a prefetch of another pointer";
+            EXPECT_FALSE(gpu.prefetch_channel(f.h.data()));
+            gpu.set_channel(f.h.data(), f.n0);
+            detect_gpu(f);
+            EXPECT_TRUE(same(want_f));
+            EXPECT_EQ(gpu.stats().channels, 6u);
+            EXPECT_EQ(gpu.stats().symbols, 7 * c.nsym);
+        }
+    }
+}
+
 TEST(CudaDetector, RecurringChunksReplayAsGraphsWithTheSameOutputs)
 {
     // Frames through two engines alike but for EngineOptions::graphs: the same kernels on
