@@ -23,6 +23,10 @@
  *                 --frames frames' samples. Every frame must be found (frames()).
  *                 --source replay: per antenna, the replay source above (the last
  *                 frame's noise lengthened so that the repetition fills whole pages).
+ *                 --source file: per antenna, a file_source (repeat) of the frames
+ *                 written to a temporary folder, then head. --samples sc16 feeds the
+ *                 block the radio's 16-bit samples (sample_type sc16, peak at 30000
+ *                 steps as mimodet_rx_bench's capture) instead of gr_complex.
  * Timed: tb->run() with the host's steady clock, one untimed warm-up run (the same
  * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: the
  * source and head copy every item once each, the scheduler hands the detector what its
@@ -43,6 +47,7 @@
 #include "cli_args.h"
 #include "ofdm_configs.h"
 #include <gnuradio/block_detail.h>
+#include <gnuradio/blocks/file_source.h>
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/buffer.h>
 #include <gnuradio/blocks/vector_source.h>
@@ -60,8 +65,12 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iomanip>
@@ -70,6 +79,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -90,23 +100,59 @@ double median(std::vector<double> v)
     return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+//! One sc16 sample, as UHD gives it and ofdm_uplink_detector's sample_type "sc16" takes it.
+struct Sc16Sample {
+    std::int16_t i, q;
+};
+
+//! --source file: a folder of its own under the system's temporary folder, removed at exit.
+class TempDir
+{
+public:
+    TempDir() = default;
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    ~TempDir()
+    {
+        std::error_code ignored;
+        if (!d_dir.empty())
+            std::filesystem::remove_all(d_dir, ignored);
+    }
+    std::string path(const std::string& name)
+    {
+        if (d_dir.empty()) {
+            std::string pattern =
+                (std::filesystem::temp_directory_path() / "mimodet_flowgraph_bench.XXXXXX")
+                    .string();
+            if (::mkdtemp(pattern.data()) == nullptr)
+                throw std::runtime_error("cannot make a temporary folder like " + pattern);
+            d_dir = pattern;
+        }
+        return (std::filesystem::path(d_dir) / name).string();
+    }
+
+private:
+    std::string d_dir;
+};
+
 //! One timed run of the flowgraph.
 /*! --source replay: a source of the frames that costs (almost) nothing, so that the
  * detector block's own rate is measured rather than a copying source's. Its output buffer
  * holds a whole number of repetitions (period items), so once the first pass has written
  * every slot, each slot already holds the item that comes next there: later passes only
  * attach the tags and count. Stops after `total` items. */
+template <class T> // gr_complex, or sc16Sample
 class replay_source : public gr::sync_block
 {
 public:
-    replay_source(std::shared_ptr<const std::vector<gr_complex>> data,
+    replay_source(std::shared_ptr<const std::vector<T>> data,
                   std::vector<gr::tag_t> tags,
                   std::size_t vlen,
                   std::size_t period,
                   std::uint64_t total)
         : gr::sync_block("replay_source",
                          gr::io_signature::make(0, 0, 0),
-                         gr::io_signature::make(1, 1, sizeof(gr_complex) * vlen)),
+                         gr::io_signature::make(1, 1, sizeof(T) * vlen)),
           d_data(std::move(data)),
           d_tags(std::move(tags)),
           d_vlen(vlen),
@@ -123,7 +169,7 @@ public:
             std::min<std::uint64_t>(static_cast<std::uint64_t>(noutput_items), d_total - first);
         const std::uint64_t slots = detail()->output(0)->bufsize();
         const bool whole = slots % d_period == 0;
-        auto* dst = static_cast<gr_complex*>(out[0]);
+        auto* dst = static_cast<T*>(out[0]);
         // A slot is written on the first pass, or always when the buffer does not hold
         // whole repetitions; in runs that stay within one repetition (samples are items).
         for (std::uint64_t item = first; item < first + n;) {
@@ -149,7 +195,7 @@ public:
     }
 
 private:
-    std::shared_ptr<const std::vector<gr_complex>> d_data; // [period][vlen]
+    std::shared_ptr<const std::vector<T>> d_data; // [period][vlen]
     std::vector<gr::tag_t> d_tags;                          // offsets within one period
     std::size_t d_vlen, d_period;
     std::uint64_t d_total;
@@ -370,7 +416,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
     if (rep.block == "ofdm")
         out << ",\n  \"fft\": " << opt["--fft"] << ",\n  \"cp\": " << opt["--cp"]
-            << ",\n  \"rate\": " << rep.rate;
+            << ",\n  \"rate\": " << rep.rate << ",\n  \"samples\": \""
+            << opt["--samples"] << "\"";
     out << ",\n  \"modulation\": \"" << opt["--modulation"] << "\",\n  \"mode\": \""
         << opt["--mode"] << "\",\n  \"iterations\": " << opt["--iterations"]
         << ",\n  \"backend\": \"" << rep.backend << "\",\n  \"implementation\": \""
@@ -490,7 +537,7 @@ void bench_mmse(const Options& opt, Report& rep)
     auto connect = [&](const gr::top_block_sptr& tb) {
         if (replay) {
             // a fresh source each run: it counts its items from 0
-            auto fresh = std::make_shared<replay_source>(replay_data,
+            auto fresh = std::make_shared<replay_source<gr_complex>>(replay_data,
                                                          tags,
                                                          vlen,
                                                          kDistinct * S,
@@ -551,19 +598,9 @@ void bench_ofdm(const Options& opt, Report& rep)
               reps = std::stoi(opt["reps_n"]);
     const auto frames = static_cast<std::size_t>(std::stoull(opt["frames_n"]));
     rep.rate = parse_positive("--rate", opt["--rate"]);
-    auto det =
-        gr::mimodet::ofdm_uplink_detector::make(static_cast<int>(o.num_antennas),
-                                                static_cast<int>(o.num_users),
-                                                static_cast<int>(o.fft_size),
-                                                static_cast<int>(o.cp_length),
-                                                static_cast<int>(o.num_subcarriers),
-                                                static_cast<int>(o.num_data_symbols),
-                                                opt["--modulation"],
-                                                opt["--mode"],
-                                                iterations,
-                                                opt["--backend"],
-                                                rep.rate);
-    rep.implementation = det->implementation();
+    // The block's input items: gr_complex, or the radio's sc16 (half the bytes up).
+    const bool sc16 = opt["--samples"] == "sc16";
+    const std::size_t item_bytes = sc16 ? sizeof(Sc16Sample) : sizeof(gr_complex);
 
     // Up to four distinct frames, as mimodet_rx_bench's make_capture: each after its own
     // stretch of noise, alternating carrier offsets.
@@ -572,10 +609,10 @@ void bench_ofdm(const Options& opt, Report& rep)
         stderr, "mimodet_flowgraph_bench: simulating %zu frames ...\n", distinct);
     std::vector<std::vector<gr_complex>> stream(o.num_antennas);
     std::vector<std::size_t> length(distinct);
-    // GNU Radio's buffers of gr_complex come in whole pages (512 samples): the last
-    // frame's stretch of noise is lengthened to make the repetition a whole number of
-    // them, so that the replay source's buffer holds whole repetitions.
-    constexpr std::size_t kPageSamples = 4096 / sizeof(gr_complex);
+    // GNU Radio's buffers come in whole pages: the last frame's stretch of noise is
+    // lengthened to make the repetition a whole number of them, so that the replay
+    // source's buffer holds whole repetitions.
+    const std::size_t page_samples = 4096 / item_bytes;
     std::size_t period = 0, pad = 0;
     for (std::size_t f = 0; f < distinct; ++f) {
         mimodet::UplinkChannelConfig ch;
@@ -586,7 +623,7 @@ void bench_ofdm(const Options& opt, Report& rep)
         mimodet::UplinkFrame s;
         mimodet::UplinkSimulator(o, ch).next_frame(s);
         if (f + 1 == distinct) { // again, with the noise that makes whole pages
-            pad = (kPageSamples - (period + s.rx[0].size()) % kPageSamples) % kPageSamples;
+            pad = (page_samples - (period + s.rx[0].size()) % page_samples) % page_samples;
             ch.lead_samples += pad;
             mimodet::UplinkSimulator(o, ch).next_frame(s);
         }
@@ -598,23 +635,74 @@ void bench_ofdm(const Options& opt, Report& rep)
     std::uint64_t samples = 0; // per antenna: the frames' streams head lets through
     for (std::size_t f = 0; f < frames; ++f)
         samples += length[f % distinct];
-    const bool replay = opt["--source"] == "replay";
-    std::vector<gr::blocks::vector_source_c::sptr> sources;
-    std::vector<gr::blocks::head::sptr> heads;
-    std::vector<std::shared_ptr<const std::vector<gr_complex>>> replay_data;
+    // sc16 as mimodet_rx_bench's capture: the peak at 30000 steps.
+    float peak = 0.0f;
+    for (const auto& a : stream)
+        for (const gr_complex& v : a)
+            peak = std::max({ peak, std::abs(v.real()), std::abs(v.imag()) });
+    const float sc16_scale = peak > 0.0f ? peak / 30000.0f : 1.0f / 32768.0f;
+
+    auto det =
+        gr::mimodet::ofdm_uplink_detector::make(static_cast<int>(o.num_antennas),
+                                                static_cast<int>(o.num_users),
+                                                static_cast<int>(o.fft_size),
+                                                static_cast<int>(o.cp_length),
+                                                static_cast<int>(o.num_subcarriers),
+                                                static_cast<int>(o.num_data_symbols),
+                                                opt["--modulation"],
+                                                opt["--mode"],
+                                                iterations,
+                                                opt["--backend"],
+                                                rep.rate,
+                                                true,
+                                                0.0f,
+                                                0,
+                                                "fp32",
+                                                sc16 ? "sc16" : "fc32",
+                                                sc16_scale);
+    rep.implementation = det->implementation();
+
+    const std::string source = opt["--source"];
     // a whole number of repetitions, at least what GNU Radio makes for the detector
     const std::size_t want =
         2 * (o.frame_samples() + static_cast<std::size_t>(det->history()));
     const std::size_t replay_slots = period * ((want + period - 1) / period);
-    for (auto& s : stream) {
-        if (replay) {
-            replay_data.push_back(
-                std::make_shared<const std::vector<gr_complex>>(std::move(s)));
-        } else {
-            sources.push_back(gr::blocks::vector_source_c::make(s, true));
-            heads.push_back(gr::blocks::head::make(sizeof(gr_complex), samples));
+    std::vector<std::shared_ptr<const std::vector<gr_complex>>> replay_c;
+    std::vector<std::shared_ptr<const std::vector<Sc16Sample>>> replay_s;
+    std::vector<gr::blocks::vector_source_c::sptr> vector_c;
+    std::vector<gr::blocks::vector_source_i::sptr> vector_s; // an sc16 sample per int
+    TempDir files;
+    std::vector<std::string> paths;
+    for (std::size_t b = 0; b < o.num_antennas; ++b) {
+        std::vector<gr_complex>& a = stream[b];
+        std::vector<Sc16Sample> iq;
+        if (sc16) {
+            iq.resize(a.size());
+            for (std::size_t n = 0; n < a.size(); ++n)
+                iq[n] = { static_cast<std::int16_t>(std::lround(a[n].real() / sc16_scale)),
+                          static_cast<std::int16_t>(std::lround(a[n].imag() / sc16_scale)) };
         }
-        s = std::vector<gr_complex>(); // the source holds its own copy
+        const void* bytes = sc16 ? static_cast<const void*>(iq.data()) : a.data();
+        if (source == "replay") {
+            if (sc16)
+                replay_s.push_back(std::make_shared<const std::vector<Sc16Sample>>(std::move(iq)));
+            else
+                replay_c.push_back(std::make_shared<const std::vector<gr_complex>>(std::move(a)));
+        } else if (source == "file") { // one repetition per antenna, read over and over
+            paths.push_back(files.path("antenna" + std::to_string(b) + ".dat"));
+            std::ofstream f(paths.back(), std::ios::binary);
+            f.write(static_cast<const char*>(bytes),
+                    static_cast<std::streamsize>(period * item_bytes));
+            if (!f)
+                throw std::runtime_error("cannot write " + paths.back());
+        } else if (sc16) {
+            std::vector<int> words(period);
+            std::memcpy(words.data(), bytes, period * item_bytes);
+            vector_s.push_back(gr::blocks::vector_source_i::make(words, true));
+        } else {
+            vector_c.push_back(gr::blocks::vector_source_c::make(a, true));
+        }
+        a = std::vector<gr_complex>(); // the source holds its own copy
     }
     const mimodet::Dims d = o.dims();
     auto sink = std::make_shared<probe_sink>(sizeof(float) * d.llr_items());
@@ -625,21 +713,33 @@ void bench_ofdm(const Options& opt, Report& rep)
     rep.bits = rep.items * static_cast<double>(d.llr_items());
     print_header(rep);
     auto connect = [&](const gr::top_block_sptr& tb) {
-        for (std::size_t b = 0; replay && b < o.num_antennas; ++b) {
-            // a fresh source each run: it counts its samples from 0
-            auto fresh = std::make_shared<replay_source>(
-                replay_data[b], std::vector<gr::tag_t>{}, 1, period, samples);
-            fresh->set_min_output_buffer(static_cast<long>(replay_slots));
-            unlimit_buffers(fresh);
-            tb->connect(fresh, 0, det, static_cast<int>(b));
-        }
-        for (std::size_t b = 0; !replay && b < o.num_antennas; ++b) {
-            sources[b]->rewind();
-            heads[b]->reset();
-            unlimit_buffers(sources[b]);
-            unlimit_buffers(heads[b]);
-            tb->connect(sources[b], 0, heads[b], 0);
-            tb->connect(heads[b], 0, det, static_cast<int>(b));
+        for (std::size_t b = 0; b < o.num_antennas; ++b) {
+            gr::block_sptr from;
+            if (source == "replay") { // a fresh source each run: it counts from 0
+                if (sc16)
+                    from = std::make_shared<replay_source<Sc16Sample>>(
+                        replay_s[b], std::vector<gr::tag_t>{}, 1, period, samples);
+                else
+                    from = std::make_shared<replay_source<gr_complex>>(
+                        replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
+                from->set_min_output_buffer(static_cast<long>(replay_slots));
+            } else {
+                gr::block_sptr src;
+                if (source == "file") {
+                    src = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), true);
+                } else if (sc16) {
+                    vector_s[b]->rewind();
+                    src = vector_s[b];
+                } else {
+                    vector_c[b]->rewind();
+                    src = vector_c[b];
+                }
+                from = gr::blocks::head::make(item_bytes, samples);
+                unlimit_buffers(src);
+                tb->connect(src, 0, from, 0);
+            }
+            unlimit_buffers(from);
+            tb->connect(from, 0, det, static_cast<int>(b));
         }
         unlimit_buffers(det);
         tb->connect(det, 0, sink, 0);
@@ -679,7 +779,9 @@ void usage()
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
-           "        [--source vector|replay (as mmse's, per antenna)]\n"
+           "        [--source vector|replay|file (as mmse's, per antenna; file:\n"
+           "         a file_source per antenna)] [--samples fc32|sc16 (the block's\n"
+           "         sample_type: gr_complex, or the radio's 16-bit I/Q)]\n"
            "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
            "sink)\nand reports its throughput: median of --reps runs after a "
            "warm-up.\n"
@@ -749,7 +851,8 @@ int main(int argc, char** argv)
             "--block",    "--config",     "--backend",     "--frames",      "--reps",
             "--mode",     "--iterations", "--modulation",  "--work-time",   "--json",
             "--antennas", "--users",      "--subcarriers", "--symbols",     "--streams",
-            "--fft",      "--cp",         "--rate",        "--buffer-items", "--source"
+            "--fft",      "--cp",         "--rate",        "--buffer-items", "--source",
+            "--samples"
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -775,7 +878,7 @@ int main(int argc, char** argv)
         const bool ofdm = block == "ofdm";
         for (const char* o :
              ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
-                  : std::vector<const char*>{ "--fft", "--cp", "--rate" })
+                  : std::vector<const char*>{ "--fft", "--cp", "--rate", "--samples" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
                                  (ofdm ? "mmse" : "ofdm") + " only");
@@ -812,9 +915,18 @@ int main(int argc, char** argv)
         }
         if (!opt.has("--source"))
             opt.value["--source"] = "vector";
-        if (opt["--source"] != "vector" && opt["--source"] != "replay")
-            throw UsageError("--source: expected vector or replay, got '" + opt["--source"] +
-                             "'");
+        if (opt["--source"] != "vector" && opt["--source"] != "replay" &&
+            opt["--source"] != "file")
+            throw UsageError("--source: expected vector, replay or file, got '" +
+                             opt["--source"] + "'");
+        if (opt["--source"] == "file" && !ofdm)
+            throw UsageError("--source file applies to --block ofdm only (the detector "
+                             "block needs its channel tags)");
+        if (!opt.has("--samples") || opt["--samples"] == "cf32")
+            opt.value["--samples"] = "fc32"; // mimodet_rx_bench's name for it
+        if (opt["--samples"] != "fc32" && opt["--samples"] != "sc16")
+            throw UsageError("--samples: expected fc32 (or cf32) or sc16, got '" +
+                             opt["--samples"] + "'");
         const std::string work_time = opt["--work-time"];
         if (work_time != "on" && work_time != "off")
             throw UsageError("--work-time: expected on or off, got '" + work_time + "'");
@@ -896,6 +1008,8 @@ int main(int argc, char** argv)
         if (opt.has("--buffer-items"))
             rep.describe += ", buffers of >= " + opt["buffer_n"] + " items";
         rep.describe += ", source " + opt["--source"];
+        if (ofdm)
+            rep.describe += ", samples " + opt["--samples"];
 
         if (work_time == "on") {
             // The block's time in work(): wall clock, not the thread's CPU time (the
