@@ -216,7 +216,7 @@ private:
     // The channel in force, the tag's own vector (not copied): a rebuild re-applies it.
     pmt::pmt_t d_h = pmt::PMT_NIL;
     // GPU: a page-locked copy of the next channel, made while the GPU still works on the
-    // batch in flight and sent up at once (prefetch_channel); set_channel then swaps it in.
+    // batch in flight; set_channel then uploads it by DMA.
     std::vector<core::cf32> d_h_staged;
     pmt::pmt_t d_h_staged_from = pmt::PMT_NIL; // the tag value d_h_staged holds
     std::unique_ptr<core::WorkerTeam> d_copy_team; // GPU only: copies the channel
@@ -570,9 +570,6 @@ void detector_block<Api>::stage_channel(const std::vector<gr::tag_t>& tags)
                 std::copy(from + begin, from + end, d_h_staged.data() + begin);
             });
             d_h_staged_from = tag.value;
-            // and up to the GPU while the batch in flight finishes: the host link
-            // carries the channel instead of idling until set_channel()
-            d_detector->prefetch_channel(d_h_staged.data());
             return;
         }
 }

@@ -199,19 +199,6 @@ public:
     }
     //! Waits for the batch of the last submit(), if any.
     virtual void complete() {}
-    /*! Starts moving the next channel h (set_channel's layout) to where detection reads
-     * it, without waiting for the batch in flight and without changing the channel in
-     * force; the next set_channel(h, n0) with this same h then takes it and skips that
-     * copy. h must stay unchanged until that set_channel() returns. The GPU backend
-     * uploads a page-locked h on its own stream while a submitted batch still runs, so
-     * that the host link carries the next channel instead of idling (a GNU Radio block
-     * calls it with the next channel's tag); otherwise, and by default, it does nothing
-     * (false) and set_channel() copies as always. */
-    virtual bool prefetch_channel(const cf32* h)
-    {
-        (void)h;
-        return false;
-    }
     /*! submit() with LLRs in `format` at llr: float32 is submit(); int8 (with
      * int8_scale) and fp16 are rounded as detect_int8 / detect_fp16 round them. The GPU
      * backend queues when y and llr are page-locked, rounding on the device; otherwise,

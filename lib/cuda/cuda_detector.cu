@@ -379,12 +379,6 @@ struct CudaDetector::Impl {
     cudaStream_t count_stream = nullptr;
     bool channel_stream_used = false; //!< by a host set_channel() not waited for yet
     float2* h_channel = nullptr;      // pinned staging of H
-    /* prefetch_channel(): the next host channel's H goes up into d_h_next on
-     * channel_stream while a submitted batch runs; set_channel() with the same pointer
-     * swaps it with d_h instead of copying. d_h_next is never the channel in force: it
-     * holds the channel before the one in force, whose work upload_channel() drained. */
-    float2* d_h_next = nullptr;
-    const cf32* prefetched = nullptr;
     std::uint8_t* h_status = nullptr; // pinned copies of the per-subcarrier results
     std::uint8_t* h_unusable = nullptr;
     unsigned long long* h_bad_samples = nullptr;
@@ -612,9 +606,6 @@ struct CudaDetector::Impl {
         y_scratch_symbols = 0;
         code_buffers = false;
         cudaFree(d_h);
-        cudaFree(d_h_next);
-        d_h_next = nullptr;
-        prefetched = nullptr;
         cudaFree(d_a);
         cudaFree(d_rho);
         cudaFree(d_inv_lambda);
@@ -1192,9 +1183,6 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
     m.has_channel = true;
     const std::size_t nsc = m.dims.num_subcarriers;
     cudaStream_t stream = m.channel_stream;
-    // This channel's H already went up (prefetch_channel), queued on this stream.
-    const bool prefetched = h != nullptr && codes == nullptr && m.prefetched == h;
-    m.prefetched = nullptr;
     // The previous channel may still be in use by queued symbols (engine streams, or a
     // caller's stream through the device API), and its status not counted yet.
     synchronize();
@@ -1217,22 +1205,13 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
     const void* src = codes ? codes : static_cast<const void*>(h);
     const std::size_t h_bytes =
         m.dims.channel_items() * (codes ? 2 * m.code_bytes : sizeof(cf32));
-    const bool direct = prefetched || is_pinned(src);
-    if (prefetched) {
-        // synchronize() above waited for its copy (on this stream) and for every use of
-        // the H in force, which becomes the spare for the next prefetch.
-        std::swap(m.d_h, m.d_h_next);
-    } else {
-        if (!direct) {
-            std::memcpy(m.h_channel, src, h_bytes);
-            src = m.h_channel;
-        }
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(codes ? m.d_h_codes : static_cast<void*>(m.d_h),
-                                           src,
-                                           h_bytes,
-                                           cudaMemcpyHostToDevice,
-                                           stream));
+    const bool direct = is_pinned(src);
+    if (!direct) {
+        std::memcpy(m.h_channel, src, h_bytes);
+        src = m.h_channel;
     }
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        codes ? m.d_h_codes : static_cast<void*>(m.d_h), src, h_bytes, cudaMemcpyHostToDevice, stream));
     MIMODET_CUDA_CHECK(cudaEventRecord(m.h_read, stream));
     if (codes)
         decode_blocks(m.d_h_codes,
@@ -1273,7 +1252,6 @@ void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
     Impl& m = *d_impl;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
-    m.prefetched = nullptr; // a host channel's prefetch is not this one
     if (!std::isfinite(n0) || n0 < 0.0f)
         throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     // A host channel's preparation and status copy may still be queued: they write the
@@ -1478,26 +1456,6 @@ bool CudaDetector::submit_llrs(
                          int8_scale,
                          format == LlrFormat::int8 ? "submit_llrs(int8)" : "submit_llrs(fp16)",
                          true);
-}
-
-bool CudaDetector::prefetch_channel(const cf32* h)
-{
-    Impl& m = *d_impl;
-    m.prefetched = nullptr;
-    if (h == nullptr || !is_pinned(h)) // pageable: set_channel() stages it as always
-        return false;
-    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
-    const std::size_t bytes = m.dims.channel_items() * sizeof(cf32);
-    if (m.d_h_next == nullptr && cudaMalloc(&m.d_h_next, bytes) != cudaSuccess) {
-        cudaGetLastError(); // no room for a second H: set_channel() uploads as before
-        m.d_h_next = nullptr;
-        return false;
-    }
-    // No wait: d_h_next is not the channel in force, and nothing queued reads it.
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(m.d_h_next, h, bytes, cudaMemcpyHostToDevice, m.channel_stream));
-    m.prefetched = h;
-    return true;
 }
 
 void CudaDetector::complete()

@@ -138,9 +138,6 @@ public:
     //! (true); otherwise detects at once (false). See Detector::submit.
     bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;
     void complete() override;
-    //! Detector::prefetch_channel: a page-locked h goes up on the channel stream into a
-    //! second device copy of H (allocated on first use), swapped in by set_channel(h).
-    bool prefetch_channel(const cf32* h) override;
     /*! Narrow input (Detector::set_channel_encoded): the codes cross the host link as
      * they are and are decoded on the device. With DetectorConfig::precision other than
      * fp32, float input is rounded on the device after its upload instead, to the
