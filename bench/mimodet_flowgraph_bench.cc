@@ -23,10 +23,14 @@
  *                 --frames frames' samples. Every frame must be found (frames()).
  *                 --source replay: per antenna, the replay source above (the last
  *                 frame's noise lengthened so that the repetition fills whole pages).
- *                 --source file: per antenna, a file_source (repeat) of the frames
- *                 written to a temporary folder, then head. --samples sc16 feeds the
+ *                 --source file: per antenna, a file_source of the run's frames
+ *                 written to a temporary folder (--frames x about 31k samples of 4 or 8
+ *                 bytes each) straight into the block, as a recording would be played. --samples sc16 feeds the
  *                 block the radio's 16-bit samples (sample_type sc16, peak at 30000
  *                 steps as mimodet_rx_bench's capture) instead of gr_complex.
+ *                 --detector off: the same sources into sinks, without the block: the
+ *                 rate at which they can feed it (their buffers as the block's history
+ *                 would size them).
  * Timed: tb->run() with the host's steady clock, one untimed warm-up run (the same
  * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: the
  * source and head copy every item once each, the scheduler hands the detector what its
@@ -216,6 +220,7 @@ public:
     int work(int n, gr_vector_const_void_star&, gr_vector_void_star&) override
     {
         const auto now = Clock::now();
+        d_total += static_cast<std::uint64_t>(n);
         if (d_items == 0) {
             d_first = now;
             d_first_items = static_cast<std::uint64_t>(n);
@@ -224,7 +229,8 @@ public:
         d_items += static_cast<std::uint64_t>(n);
         return n;
     }
-    void reset() { d_items = d_first_items = 0; }
+    void reset() { d_items = d_first_items = d_total = 0; }
+    std::uint64_t items() const { return d_total; }
     //! Items per second after the first call's items; 0 when there was one call only.
     double steady_rate() const
     {
@@ -234,7 +240,7 @@ public:
 
 private:
     Clock::time_point d_first, d_last;
-    std::uint64_t d_items = 0, d_first_items = 0;
+    std::uint64_t d_items = 0, d_first_items = 0, d_total = 0;
 };
 
 struct Run {
@@ -688,12 +694,19 @@ void bench_ofdm(const Options& opt, Report& rep)
                 replay_s.push_back(std::make_shared<const std::vector<Sc16Sample>>(std::move(iq)));
             else
                 replay_c.push_back(std::make_shared<const std::vector<gr_complex>>(std::move(a)));
-        } else if (source == "file") { // one repetition per antenna, read over and over
+        } else if (source == "file") {
+            // The whole run per antenna, as a recording: file_source straight into the
+            // block, which sizes that buffer itself (no head, no second copy).
             paths.push_back(files.path("antenna" + std::to_string(b) + ".dat"));
             std::ofstream f(paths.back(), std::ios::binary);
-            f.write(static_cast<const char*>(bytes),
-                    static_cast<std::streamsize>(period * item_bytes));
-            if (!f)
+            const char* from = static_cast<const char*>(bytes);
+            std::size_t first = 0; // the frame's first sample within the repetition
+            for (std::size_t k = 0; k < frames; ++k) {
+                const std::size_t n = length[k % distinct];
+                f.write(from + first * item_bytes, static_cast<std::streamsize>(n * item_bytes));
+                first = (first + n) % period;
+            }
+            if (!f.flush())
                 throw std::runtime_error("cannot write " + paths.back());
         } else if (sc16) {
             std::vector<int> words(period);
@@ -723,11 +736,11 @@ void bench_ofdm(const Options& opt, Report& rep)
                     from = std::make_shared<replay_source<gr_complex>>(
                         replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
                 from->set_min_output_buffer(static_cast<long>(replay_slots));
+            } else if (source == "file") {
+                from = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), false);
             } else {
                 gr::block_sptr src;
-                if (source == "file") {
-                    src = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), true);
-                } else if (sc16) {
+                if (sc16) {
                     vector_s[b]->rewind();
                     src = vector_s[b];
                 } else {
@@ -744,6 +757,62 @@ void bench_ofdm(const Options& opt, Report& rep)
         unlimit_buffers(det);
         tb->connect(det, 0, sink, 0);
     };
+    if (opt["--detector"] == "off") {
+        // The sources alone into sinks that note arrivals: the rate they can feed.
+        std::vector<std::shared_ptr<probe_sink>> sinks;
+        for (std::size_t b = 0; b < o.num_antennas; ++b)
+            sinks.push_back(std::make_shared<probe_sink>(item_bytes));
+        time_runs(
+            rep,
+            reps,
+            [&] {
+                auto tb = gr::make_top_block("mimodet_flowgraph_bench");
+                for (std::size_t b = 0; b < o.num_antennas; ++b) {
+                    gr::block_sptr from;
+                    if (source == "replay") {
+                        if (sc16)
+                            from = std::make_shared<replay_source<Sc16Sample>>(
+                                replay_s[b], std::vector<gr::tag_t>{}, 1, period, samples);
+                        else
+                            from = std::make_shared<replay_source<gr_complex>>(
+                                replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
+                        from->set_min_output_buffer(static_cast<long>(replay_slots));
+                    } else if (source == "file") {
+                        from = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), false);
+                        // the buffer the detector's history would give it
+                        from->set_min_output_buffer(static_cast<long>(want));
+                    } else {
+                        gr::block_sptr src = sc16 ? gr::block_sptr(vector_s[b])
+                                                  : gr::block_sptr(vector_c[b]);
+                        sc16 ? vector_s[b]->rewind() : vector_c[b]->rewind();
+                        from = gr::blocks::head::make(item_bytes, samples);
+                        from->set_min_output_buffer(static_cast<long>(want));
+                        unlimit_buffers(src);
+                        tb->connect(src, 0, from, 0);
+                    }
+                    unlimit_buffers(from);
+                    sinks[b]->reset();
+                    tb->connect(from, 0, sinks[b], 0);
+                }
+                const auto t0 = Clock::now();
+                tb->run();
+                Run r;
+                r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+                double slowest = 0.0; // samples per second of the slowest antenna
+                for (const auto& k : sinks) {
+                    const double rate = k->steady_rate();
+                    slowest = slowest == 0.0 ? rate : std::min(slowest, rate);
+                    if (k->items() != samples)
+                        throw std::runtime_error(
+                            "a sink got " + std::to_string(k->items()) + " of " +
+                            std::to_string(samples) + " samples");
+                }
+                r.steady_items_per_s = slowest * rep.items / rep.samples;
+                return r;
+            },
+            [](const Run&) {});
+        return;
+    }
     time_runs(
         rep,
         reps,
@@ -780,7 +849,10 @@ void usage()
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
            "        [--source vector|replay|file (as mmse's, per antenna; file:\n"
-           "         a file_source per antenna)] [--samples fc32|sc16 (the block's\n"
+           "         a file_source per antenna of the run's samples, in a temporary\n"
+           "         folder)] [--detector on|off (off: the sources alone into\n"
+           "         sinks, the rate they can feed the block)]\n"
+           "        [--samples fc32|sc16 (the block's\n"
            "         sample_type: gr_complex, or the radio's 16-bit I/Q)]\n"
            "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
            "sink)\nand reports its throughput: median of --reps runs after a "
@@ -852,7 +924,7 @@ int main(int argc, char** argv)
             "--mode",     "--iterations", "--modulation",  "--work-time",   "--json",
             "--antennas", "--users",      "--subcarriers", "--symbols",     "--streams",
             "--fft",      "--cp",         "--rate",        "--buffer-items", "--source",
-            "--samples"
+            "--samples",  "--detector"
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -878,7 +950,8 @@ int main(int argc, char** argv)
         const bool ofdm = block == "ofdm";
         for (const char* o :
              ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
-                  : std::vector<const char*>{ "--fft", "--cp", "--rate", "--samples" })
+                  : std::vector<const char*>{ "--fft", "--cp", "--rate", "--samples",
+                                              "--detector" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
                                  (ofdm ? "mmse" : "ofdm") + " only");
@@ -924,6 +997,11 @@ int main(int argc, char** argv)
                              "block needs its channel tags)");
         if (!opt.has("--samples") || opt["--samples"] == "cf32")
             opt.value["--samples"] = "fc32"; // mimodet_rx_bench's name for it
+        if (!opt.has("--detector"))
+            opt.value["--detector"] = "on";
+        if (opt["--detector"] != "on" && opt["--detector"] != "off")
+            throw UsageError("--detector: expected on or off, got '" + opt["--detector"] +
+                             "'");
         if (opt["--samples"] != "fc32" && opt["--samples"] != "sc16")
             throw UsageError("--samples: expected fc32 (or cf32) or sc16, got '" +
                              opt["--samples"] + "'");
@@ -1010,6 +1088,8 @@ int main(int argc, char** argv)
         rep.describe += ", source " + opt["--source"];
         if (ofdm)
             rep.describe += ", samples " + opt["--samples"];
+        if (opt["--detector"] == "off")
+            rep.describe += ", sources alone (no detector)";
 
         if (work_time == "on") {
             // The block's time in work(): wall clock, not the thread's CPU time (the
