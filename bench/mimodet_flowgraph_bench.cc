@@ -17,23 +17,27 @@
  *                 --source replay: instead, a source that writes each slot of its
  *                 buffer once (the buffer holds whole repetitions) and then only tags
  *                 and counts, so that the detector block's own rate is measured.
- *   --block ofdm  B vector_source_c -> head -> ofdm_uplink_detector -> sink: each
+ *   --block ofdm  B vector sources (vector_source_c, or _i of sc16 words) -> head ->
+ *                 ofdm_uplink_detector -> sink: each
  *                 antenna's stream of up to four distinct simulated frames, each after its
  *                 own stretch of noise (UplinkSimulator as mimodet_rx_bench), head passes
  *                 --frames frames' samples. Every frame must be found (frames()).
  *                 --source replay: per antenna, the replay source above (the last
  *                 frame's noise lengthened so that the repetition fills whole pages).
  *                 --source file: per antenna, a file_source of the run's frames
- *                 written to a temporary folder (--frames x about 31k samples of 4 or 8
- *                 bytes each) straight into the block, as a recording would be played. --samples sc16 feeds the
+ *                 written to a temporary folder (--frames x about 35.6k samples of 4
+ *                 or 8 bytes each; read back from the page cache) straight into the
+ *                 block, as a recording would be played (no head). --samples sc16 feeds the
  *                 block the radio's 16-bit samples (sample_type sc16, peak at 30000
  *                 steps as mimodet_rx_bench's capture) instead of gr_complex.
  *                 --detector off: the same sources into sinks, without the block: the
- *                 rate at which they can feed it (their buffers as the block's history
- *                 would size them).
+ *                 rate at which they can feed it together (their buffers as the block's
+ *                 history would size them; timed from the first sink's first call to
+ *                 the last sink's last). Mb/s and frames/s are then not detected ones.
  * Timed: tb->run() with the host's steady clock, one untimed warm-up run (the same
- * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: the
- * source and head copy every item once each, the scheduler hands the detector what its
+ * blocks) and then --reps runs, median reported. The rates include GNU Radio's work: a
+ * vector source and head copy every item once each (file_source once, from the page
+ * cache; the replay source after its first pass not at all), the scheduler hands the detector what its
  * buffers hold (items/call: for mmse a few of its large items unless --buffer-items
  * asks for more), and a GPU detector stages the pageable buffers itself.
  * "work s" is the detector's own time in work() (GNU Radio's performance counters, which
@@ -145,7 +149,7 @@ private:
  * holds a whole number of repetitions (period items), so once the first pass has written
  * every slot, each slot already holds the item that comes next there: later passes only
  * attach the tags and count. Stops after `total` items. */
-template <class T> // gr_complex, or sc16Sample
+template <class T> // gr_complex, or Sc16Sample
 class replay_source : public gr::sync_block
 {
 public:
@@ -231,6 +235,10 @@ public:
     }
     void reset() { d_items = d_first_items = d_total = 0; }
     std::uint64_t items() const { return d_total; }
+    //! The first call's time and items, and the last call's time (see steady_rate).
+    Clock::time_point first() const { return d_first; }
+    Clock::time_point last() const { return d_last; }
+    std::uint64_t steady_items() const { return d_items - d_first_items; }
     //! Items per second after the first call's items; 0 when there was one call only.
     double steady_rate() const
     {
@@ -420,22 +428,29 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         out << ",\n  \"buffer_items\": "
             << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
+    const bool detected = opt["--detector"] != "off"; // off: the sources alone
+    if (rep.block == "ofdm")
+        out << ",\n  \"detector\": " << (detected ? "true" : "false");
     if (rep.block == "ofdm")
         out << ",\n  \"fft\": " << opt["--fft"] << ",\n  \"cp\": " << opt["--cp"]
             << ",\n  \"rate\": " << rep.rate << ",\n  \"samples\": \""
             << opt["--samples"] << "\"";
     out << ",\n  \"modulation\": \"" << opt["--modulation"] << "\",\n  \"mode\": \""
         << opt["--mode"] << "\",\n  \"iterations\": " << opt["--iterations"]
-        << ",\n  \"backend\": \"" << rep.backend << "\",\n  \"implementation\": \""
-        << rep.implementation << "\",\n  \"frames\": " << rep.frames
+        << ",\n  \"backend\": \"" << rep.backend << "\",\n  \"implementation\": "
+        << (detected ? "\"" + rep.implementation + "\"" : std::string("null"))
+        << ",\n  \"frames\": " << rep.frames
         << ",\n  \"items\": " << rep.items << ",\n  \"bits\": " << rep.bits
         << ",\n  \"seconds\": [";
     for (std::size_t i = 0; i < rep.runs.size(); ++i)
         out << (i ? ", " : "") << rep.runs[i].seconds;
-    out << "],\n  \"median_seconds\": " << m.seconds
-        << ",\n  \"items_per_s\": " << rep.items / m.seconds
-        << ",\n  \"frames_per_s\": " << rep.frames / m.seconds
-        << ",\n  \"mbps\": " << rep.bits / m.seconds * 1e-6;
+    out << "],\n  \"median_seconds\": " << m.seconds;
+    if (detected)
+        out << ",\n  \"items_per_s\": " << rep.items / m.seconds
+            << ",\n  \"frames_per_s\": " << rep.frames / m.seconds
+            << ",\n  \"mbps\": " << rep.bits / m.seconds * 1e-6;
+    else
+        out << ",\n  \"items_per_s\": null,\n  \"frames_per_s\": null,\n  \"mbps\": null";
     if (rep.block == "mmse")
         out << ",\n  \"steady_mbps\": "
             << m.steady_items_per_s * rep.bits / rep.items * 1e-6;
@@ -798,16 +813,23 @@ void bench_ofdm(const Options& opt, Report& rep)
                 tb->run();
                 Run r;
                 r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-                double slowest = 0.0; // samples per second of the slowest antenna
+                // The block needs every antenna at once: the samples per antenna from
+                // the earliest sink's first call to the latest sink's last.
+                auto from_t = sinks[0]->first(), to_t = sinks[0]->last();
+                double steady_samples = 0.0;
                 for (const auto& k : sinks) {
-                    const double rate = k->steady_rate();
-                    slowest = slowest == 0.0 ? rate : std::min(slowest, rate);
+                    from_t = std::min(from_t, k->first());
+                    to_t = std::max(to_t, k->last());
+                    steady_samples += static_cast<double>(k->steady_items());
                     if (k->items() != samples)
                         throw std::runtime_error(
                             "a sink got " + std::to_string(k->items()) + " of " +
                             std::to_string(samples) + " samples");
                 }
-                r.steady_items_per_s = slowest * rep.items / rep.samples;
+                const double span = std::chrono::duration<double>(to_t - from_t).count();
+                const double per_antenna = steady_samples / static_cast<double>(sinks.size());
+                r.steady_items_per_s = span > 0 ? per_antenna / span * rep.items / rep.samples
+                                                : 0.0;
                 return r;
             },
             [](const Run&) {});
@@ -848,13 +870,14 @@ void usage()
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
-           "        [--source vector|replay|file (as mmse's, per antenna; file:\n"
-           "         a file_source per antenna of the run's samples, in a temporary\n"
-           "         folder)] [--detector on|off (off: the sources alone into\n"
-           "         sinks, the rate they can feed the block)]\n"
-           "        [--samples fc32|sc16 (the block's\n"
-           "         sample_type: gr_complex, or the radio's 16-bit I/Q)]\n"
-           "Runs the block in a GNU Radio flowgraph (sources -> head -> block -> "
+           "        [--source vector|replay|file (vector, replay: as mmse's, per\n"
+           "         antenna; file: a file_source per antenna of the run's samples, in\n"
+           "         a temporary folder, straight into the block)]\n"
+           "        [--detector on|off (off: the sources alone into sinks, the rate\n"
+           "         they can feed the block; default on)]\n"
+           "        [--samples fc32|sc16 (the block's sample_type: gr_complex, or the\n"
+           "         radio's 16-bit I/Q; default fc32, cf32 is taken for fc32)]\n"
+           "Runs the block in a GNU Radio flowgraph (sources [-> head] -> block -> "
            "sink)\nand reports its throughput: median of --reps runs after a "
            "warm-up.\n"
            "Configurations (explicit options override their values):\n"
