@@ -740,35 +740,39 @@ void bench_ofdm(const Options& opt, Report& rep)
     rep.items = static_cast<double>(frames * o.num_data_symbols);
     rep.bits = rep.items * static_cast<double>(d.llr_items());
     print_header(rep);
-    auto connect = [&](const gr::top_block_sptr& tb) {
-        for (std::size_t b = 0; b < o.num_antennas; ++b) {
-            gr::block_sptr from;
-            if (source == "replay") { // a fresh source each run: it counts from 0
-                if (sc16)
-                    from = std::make_shared<replay_source<Sc16Sample>>(
-                        replay_s[b], std::vector<gr::tag_t>{}, 1, period, samples);
-                else
-                    from = std::make_shared<replay_source<gr_complex>>(
-                        replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
-                from->set_min_output_buffer(static_cast<long>(replay_slots));
-            } else if (source == "file") {
+    /* Antenna b's source in tb, ready to connect (a vector source already through its
+     * head). alone: no block downstream whose history sizes the buffer, so it gets the
+     * buffer that history would give it. */
+    auto source_of = [&](const gr::top_block_sptr& tb, std::size_t b, bool alone) {
+        gr::block_sptr from;
+        if (source == "replay") { // a fresh source each run: it counts from 0
+            if (sc16)
+                from = std::make_shared<replay_source<Sc16Sample>>(
+                    replay_s[b], std::vector<gr::tag_t>{}, 1, period, samples);
+            else
+                from = std::make_shared<replay_source<gr_complex>>(
+                    replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
+            from->set_min_output_buffer(static_cast<long>(replay_slots));
+        } else {
+            if (source == "file") {
                 from = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), false);
             } else {
-                gr::block_sptr src;
-                if (sc16) {
-                    vector_s[b]->rewind();
-                    src = vector_s[b];
-                } else {
-                    vector_c[b]->rewind();
-                    src = vector_c[b];
-                }
+                gr::block_sptr src =
+                    sc16 ? gr::block_sptr(vector_s[b]) : gr::block_sptr(vector_c[b]);
+                sc16 ? vector_s[b]->rewind() : vector_c[b]->rewind();
                 from = gr::blocks::head::make(item_bytes, samples);
                 unlimit_buffers(src);
                 tb->connect(src, 0, from, 0);
             }
-            unlimit_buffers(from);
-            tb->connect(from, 0, det, static_cast<int>(b));
+            if (alone)
+                from->set_min_output_buffer(static_cast<long>(want));
         }
+        unlimit_buffers(from);
+        return from;
+    };
+    auto connect = [&](const gr::top_block_sptr& tb) {
+        for (std::size_t b = 0; b < o.num_antennas; ++b)
+            tb->connect(source_of(tb, b, false), 0, det, static_cast<int>(b));
         unlimit_buffers(det);
         tb->connect(det, 0, sink, 0);
     };
@@ -783,29 +787,7 @@ void bench_ofdm(const Options& opt, Report& rep)
             [&] {
                 auto tb = gr::make_top_block("mimodet_flowgraph_bench");
                 for (std::size_t b = 0; b < o.num_antennas; ++b) {
-                    gr::block_sptr from;
-                    if (source == "replay") {
-                        if (sc16)
-                            from = std::make_shared<replay_source<Sc16Sample>>(
-                                replay_s[b], std::vector<gr::tag_t>{}, 1, period, samples);
-                        else
-                            from = std::make_shared<replay_source<gr_complex>>(
-                                replay_c[b], std::vector<gr::tag_t>{}, 1, period, samples);
-                        from->set_min_output_buffer(static_cast<long>(replay_slots));
-                    } else if (source == "file") {
-                        from = gr::blocks::file_source::make(item_bytes, paths[b].c_str(), false);
-                        // the buffer the detector's history would give it
-                        from->set_min_output_buffer(static_cast<long>(want));
-                    } else {
-                        gr::block_sptr src = sc16 ? gr::block_sptr(vector_s[b])
-                                                  : gr::block_sptr(vector_c[b]);
-                        sc16 ? vector_s[b]->rewind() : vector_c[b]->rewind();
-                        from = gr::blocks::head::make(item_bytes, samples);
-                        from->set_min_output_buffer(static_cast<long>(want));
-                        unlimit_buffers(src);
-                        tb->connect(src, 0, from, 0);
-                    }
-                    unlimit_buffers(from);
+                    gr::block_sptr from = source_of(tb, b, true);
                     sinks[b]->reset();
                     tb->connect(from, 0, sinks[b], 0);
                 }
