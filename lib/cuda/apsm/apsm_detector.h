@@ -6,10 +6,12 @@
 
 /* APSM detection on a GPU (mehlhose2022 section 3): a filter trained by
  * apsm::ApsmReceiver (lib/core/apsm/apsm.h) applied to many received vectors at once, in
- * float32. A thread per received vector holds it in registers (both of its real samples)
- * and walks dictionary tiles staged in shared memory, every user's coefficients beside
- * them, so that one kernel evaluation serves all users; the dictionary is split over
- * blocks too, their partial sums added atomically. */
+ * float32, all users in one launch. Section 3.3.3's balanced ordering: a block holds the
+ * real samples of 32 received vectors and walks dictionary tiles staged in shared memory,
+ * every user's coefficients beside them; a thread takes 4 samples by 4 entries, so that
+ * each value loaded feeds four multiply-adds (a matrix product), and one kernel value
+ * serves all users. When the vectors are few the dictionary is split over blocks too, and
+ * the last block of each tile adds the partial sums in a fixed order. */
 
 #ifndef INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
 #define INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
@@ -25,7 +27,7 @@ namespace cuda {
 class CudaApsmDetector
 {
 public:
-    //! Antennas beyond kMaxAntennas are refused (a sample is held in registers).
+    //! Antennas beyond kMaxAntennas are refused (the sample tile's shared memory).
     static constexpr std::size_t kMaxAntennas = 32;
 
     //! Uploads the trained receiver's dictionary and filters to GPU `device`.
@@ -38,7 +40,8 @@ public:
      * memory, as ApsmReceiver::detect: a vector with a non-finite sample gives zeros and
      * is counted. */
     void detect(const cf32* r, std::size_t count, cf32* out);
-    //! The same on device memory, queued on `stream` (a cudaStream_t; null: the default).
+    /*! The same on device memory, queued on `stream` (a cudaStream_t; null: the default).
+     * Calls on one detector go on one stream: they share its scratch for split sums. */
     void detect_device(const cf32* d_r, std::size_t count, cf32* d_out, void* stream = nullptr);
 
     std::size_t erased_vectors() const; //!< waits for the queued work

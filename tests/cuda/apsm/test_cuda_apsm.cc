@@ -12,8 +12,11 @@
 #include "core/apsm/noma_scenario.h"
 #include "gpu_skip.h"
 #include <cuda/apsm/apsm_detector.h>
+#include <cuda/cuda_detector.h>
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -90,6 +93,56 @@ TEST(CudaApsm, DetectionMatchesTheCpu)
     check(16, 6, Modulation::qpsk); // section 5's setup
     check(4, 3, Modulation::qam16); // padded sample (8 of 8) and users (3 of 4)
     check(5, 1, Modulation::qam64); // 10 of 16 dimensions used
+}
+
+/* The dictionary is split over blocks as far as one wave of blocks holds them, so calls of
+ * different sizes split it differently (9100 vectors: not at all on an H100; 700, 33 and 1:
+ * one tile a block); the last block of a tile adds the splits in a fixed order and leaves
+ * its ticket at zero. Every output element is written (the device output starts as NaN),
+ * repeated calls give the same bits, and all calls agree within float32 rounding. */
+TEST(CudaApsm, SplitsWriteEveryOutputAndRepeatExactly)
+{
+    SKIP_WITHOUT_GPU();
+    apsm::NomaScenario s;
+    s.antennas = 16;
+    s.users = 6;
+    s.training_symbols = 300;
+    s.data_symbols = 700;
+    s.seed = 9;
+    const apsm::NomaTransmission tr = simulate_noma(s);
+    apsm::ApsmReceiver cpu(s.antennas, s.users);
+    cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+    cuda::CudaApsmDetector gpu(cpu);
+    const std::size_t N = s.data_symbols, M = s.antennas, K = s.users, copies = 13;
+    std::vector<cf32> r;
+    for (std::size_t c = 0; c < copies; ++c)
+        r.insert(r.end(), tr.data_rx.begin(), tr.data_rx.end());
+    cuda::Buffer<cf32> d_r(r.size(), false), d_out(copies * N * K, false);
+    cuda::copy_to_device(d_r.get(), r.data(), d_r.bytes());
+    auto run = [&](std::size_t first, std::size_t count) {
+        EXPECT_EQ(cudaMemset(d_out.get(), 0xff, d_out.bytes()), cudaSuccess); // NaN
+        gpu.detect_device(d_r.get() + first * M, count, d_out.get());
+        std::vector<cf32> z(count * K);
+        cuda::copy_to_host(z.data(), d_out.get(), z.size() * sizeof(cf32));
+        return z;
+    };
+    const std::vector<cf32> all = run(0, N), again = run(0, N), one = run(5, 1),
+                            some = run(100, 33), many = run(0, copies * N);
+    ASSERT_EQ(std::memcmp(all.data(), again.data(), all.size() * sizeof(cf32)), 0);
+    for (const cf32& z : many)
+        ASSERT_TRUE(std::isfinite(z.real()) && std::isfinite(z.imag()));
+    constexpr float kTolerance = 1e-3f; // the same sums in another grouping
+    auto near = [&](const std::vector<cf32>& got, std::size_t first, const char* what) {
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const cf32 want = all[(first * K + i) % all.size()];
+            EXPECT_NEAR(got[i].real(), want.real(), kTolerance) << what << " " << i;
+            EXPECT_NEAR(got[i].imag(), want.imag(), kTolerance) << what << " " << i;
+        }
+    };
+    near(one, 5, "one vector");
+    near(some, 100, "33 vectors");
+    near(many, 0, "13 copies");
+    EXPECT_EQ(gpu.erased_vectors(), 0u);
 }
 
 TEST(CudaApsm, RefusesWhatItCannotHold)
