@@ -648,23 +648,51 @@ int run_apsm_bench(int reps, bool gpu, int device)
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
-        std::vector<double> kernel, e2e;
-        for (int i = 0; i < reps + 3; ++i) {
+        std::printf("# %s\n", cuda::device_description(device).c_str());
+        // Kernel-only two ways: one call between two events with the GPU idle before it
+        // (launch latency included, as a lone call pays it), and the mean of --reps calls
+        // queued back to back (the GPU's time per call when it is kept busy).
+        auto time_kernel = [&](cuda::CudaApsmDetector& d, double* back_to_back) {
+            std::vector<double> one;
+            for (int i = 0; i < reps + 3; ++i) {
+                CHECK(cudaEventRecord(e0, nullptr));
+                d.detect_device(d_r.get(), N, d_out.get(), nullptr);
+                CHECK(cudaEventRecord(e1, nullptr));
+                CHECK(cudaEventSynchronize(e1));
+                float t = 0.0f;
+                CHECK(cudaEventElapsedTime(&t, e0, e1));
+                if (i >= 3)
+                    one.push_back(t);
+            }
             CHECK(cudaEventRecord(e0, nullptr));
-            det.detect_device(d_r.get(), N, d_out.get(), nullptr);
+            for (int i = 0; i < reps; ++i)
+                d.detect_device(d_r.get(), N, d_out.get(), nullptr);
             CHECK(cudaEventRecord(e1, nullptr));
             CHECK(cudaEventSynchronize(e1));
             float t = 0.0f;
             CHECK(cudaEventElapsedTime(&t, e0, e1));
+            *back_to_back = t / std::max(reps, 1);
+            return median(one);
+        };
+        // Both arithmetics where the GPU has both (ApsmArithmetic), the chosen one first.
+        std::vector<cuda::ApsmArithmetic> arithmetics{ det.arithmetic() };
+        if (det.arithmetic() == cuda::ApsmArithmetic::tf32x3)
+            arithmetics.push_back(cuda::ApsmArithmetic::fp32);
+        for (const cuda::ApsmArithmetic a : arithmetics) {
+            cuda::CudaApsmDetector d(cpu, device, a);
+            double queued = 0.0;
+            const double single = time_kernel(d, &queued);
+            const std::string name = std::string("detection, GPU ") + cuda::to_string(a);
+            std::printf("%-34s %12.4f %14s\n", (name + ", kernel-only").c_str(), single, "0.403");
+            std::printf("%-34s %12.4f %14s\n", (name + ", back to back").c_str(), queued, "");
+        }
+        std::vector<double> e2e;
+        for (int i = 0; i < reps + 3; ++i) {
             const auto h0 = clock::now();
             det.detect(tr.data_rx.data(), N, out.data());
-            if (i >= 3) {
-                kernel.push_back(t);
+            if (i >= 3)
                 e2e.push_back(ms_since(h0));
-            }
         }
-        std::printf("# %s\n", cuda::device_description(device).c_str());
-        std::printf("%-34s %12.4f %14s\n", "detection, GPU, kernel-only", median(kernel), "0.403");
         std::printf("%-34s %12.4f %14s\n", "detection, GPU, with host copies", median(e2e), "");
 
         // The same with a dictionary maximum (ApsmParams::max_dictionary): detection costs in
@@ -690,22 +718,14 @@ int run_apsm_bench(int reps, bool gpu, int device)
                 apsm::ApsmReceiver small(M, K, limited);
                 small.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
                 cuda::CudaApsmDetector sdet(small, device);
-                std::vector<double> times;
-                for (int i = 0; i < reps + 3; ++i) {
-                    CHECK(cudaEventRecord(e0, nullptr));
-                    sdet.detect_device(d_r.get(), N, d_out.get(), nullptr);
-                    CHECK(cudaEventRecord(e1, nullptr));
-                    CHECK(cudaEventSynchronize(e1));
-                    float t = 0.0f;
-                    CHECK(cudaEventElapsedTime(&t, e0, e1));
-                    if (i >= 3)
-                        times.push_back(t);
-                }
+                double queued = 0.0;
+                const double single = time_kernel(sdet, &queued);
                 std::vector<cf32> z(N * K);
                 sdet.detect(tr.data_rx.data(), N, z.data());
                 const std::string what = "detection, GPU, dictionary " + std::to_string(most);
-                std::printf("%-34s %12.4f %14s  symbol errors %zu (dictionary %zu: %zu)\n",
-                            what.c_str(), median(times), "", errors(z), cpu.dictionary_size(),
+                std::printf("%-34s %12.4f %14s  back to back %.4f, symbol errors %zu "
+                            "(dictionary %zu: %zu)\n",
+                            what.c_str(), single, "", queued, errors(z), cpu.dictionary_size(),
                             full_errors);
             }
         }

@@ -11,7 +11,12 @@
  * every user's coefficients beside them; a thread takes 4 samples by 4 entries, so that
  * each value loaded feeds four multiply-adds (a matrix product), and one kernel value
  * serves all users. When the vectors are few the dictionary is split over blocks too, and
- * the last block of each tile adds the partial sums in a fixed order. */
+ * the last block of each tile adds the partial sums in a fixed order.
+ *
+ * On GPUs with TF32 tensor cores (sm_80 and later) the same two matrix products (samples
+ * by entries for the distances, kernel values by coefficients for the users' sums) run on
+ * them by default, each float split into two TF32 values and multiplied as three products
+ * (3xTF32), which keeps float32's precision; ApsmArithmetic chooses. */
 
 #ifndef INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
 #define INCLUDED_MIMODET_CUDA_APSM_APSM_DETECTOR_H
@@ -24,14 +29,26 @@
 namespace mimodet {
 namespace cuda {
 
+//! The arithmetic of the detection's two matrix products.
+enum class ApsmArithmetic {
+    automatic, //!< tf32x3 where the GPU has TF32 tensor cores (sm_80 and later), else fp32
+    fp32,      //!< float32 multiply-adds on the CUDA cores (every GPU)
+    tf32x3,    //!< the tensor cores, float32 precision from three TF32 products (sm_80+)
+};
+
+const char* to_string(ApsmArithmetic a);
+
 class CudaApsmDetector
 {
 public:
     //! Antennas beyond kMaxAntennas are refused (the sample tile's shared memory).
     static constexpr std::size_t kMaxAntennas = 32;
 
-    //! Uploads the trained receiver's dictionary and filters to GPU `device`.
-    explicit CudaApsmDetector(const apsm::ApsmReceiver& trained, int device = 0);
+    /*! Uploads the trained receiver's dictionary and filters to GPU `device`. tf32x3 on a
+     * GPU without TF32 tensor cores is refused (std::invalid_argument). */
+    explicit CudaApsmDetector(const apsm::ApsmReceiver& trained,
+                              int device = 0,
+                              ApsmArithmetic arithmetic = ApsmArithmetic::automatic);
     ~CudaApsmDetector();
     CudaApsmDetector(const CudaApsmDetector&) = delete;
     CudaApsmDetector& operator=(const CudaApsmDetector&) = delete;
@@ -47,6 +64,7 @@ public:
     std::size_t erased_vectors() const; //!< waits for the queued work
     std::size_t antennas() const;
     std::size_t users() const;
+    ApsmArithmetic arithmetic() const; //!< fp32 or tf32x3: what automatic chose
 
 private:
     struct Impl;

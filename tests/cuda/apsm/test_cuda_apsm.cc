@@ -43,10 +43,27 @@ std::size_t nearest(cf32 z, const Constellation& c, float* gap)
     return index;
 }
 
-void check(std::size_t antennas, std::size_t users, Modulation mod)
+//! Whether this GPU has TF32 tensor cores (compute capability 8.0 or later).
+bool has_tf32()
+{
+    int major = 0;
+    return cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess &&
+           major >= 8;
+}
+
+//! The arithmetics this GPU runs: fp32 always, tf32x3 where it has the tensor cores.
+std::vector<cuda::ApsmArithmetic> arithmetics()
+{
+    std::vector<cuda::ApsmArithmetic> a{ cuda::ApsmArithmetic::fp32 };
+    if (has_tf32())
+        a.push_back(cuda::ApsmArithmetic::tf32x3);
+    return a;
+}
+
+void check(std::size_t antennas, std::size_t users, Modulation mod, cuda::ApsmArithmetic arithmetic)
 {
     const std::string what = std::to_string(antennas) + "x" + std::to_string(users) + " " +
-                             to_string(mod);
+                             to_string(mod) + " " + cuda::to_string(arithmetic);
     apsm::NomaScenario s;
     s.antennas = antennas;
     s.users = users;
@@ -61,7 +78,8 @@ void check(std::size_t antennas, std::size_t users, Modulation mod)
     cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
     std::vector<cf32> want(s.data_symbols * users), got(want.size(), cf32(-7.0f, -7.0f));
     cpu.detect(tr.data_rx.data(), s.data_symbols, want.data());
-    cuda::CudaApsmDetector gpu(cpu);
+    cuda::CudaApsmDetector gpu(cpu, 0, arithmetic);
+    ASSERT_EQ(gpu.arithmetic(), arithmetic);
     gpu.detect(tr.data_rx.data(), s.data_symbols, got.data());
     EXPECT_EQ(gpu.erased_vectors(), 1u) << what;
     EXPECT_EQ(cpu.erased_vectors(), 1u) << what;
@@ -90,20 +108,51 @@ void check(std::size_t antennas, std::size_t users, Modulation mod)
 TEST(CudaApsm, DetectionMatchesTheCpu)
 {
     SKIP_WITHOUT_GPU();
-    check(16, 6, Modulation::qpsk); // section 5's setup
-    check(4, 3, Modulation::qam16); // padded sample (8 of 8) and users (3 of 4)
-    check(5, 1, Modulation::qam64); // 10 of 16 dimensions used
-    check(6, 2, Modulation::qpsk);  // 12 of 16 dimensions, users 2 of 2
-    check(20, 9, Modulation::qpsk); // 40 of 64 dimensions, users 9 of 16
+    for (const cuda::ApsmArithmetic a : arithmetics()) {
+        check(16, 6, Modulation::qpsk, a); // section 5's setup
+        check(4, 3, Modulation::qam16, a); // padded sample (8 of 8) and users (3 of 4)
+        check(5, 1, Modulation::qam64, a); // 10 of 16 dimensions used
+        check(6, 2, Modulation::qpsk, a);  // 12 of 16 dimensions, users 2 of 2
+        check(20, 9, Modulation::qpsk, a); // 40 of 64 dimensions, users 9 of 16 (2 tensor tiles)
+        check(32, 16, Modulation::qpsk, a); // the most: 64 of 64 dimensions, 16 of 16 users
+    }
 }
+
+/* automatic takes the tensor cores where there are TF32 tensor cores; tf32x3 is refused
+ * on a GPU without them. */
+TEST(CudaApsm, AutomaticArithmeticFollowsTheGpu)
+{
+    SKIP_WITHOUT_GPU();
+    apsm::NomaScenario s;
+    s.antennas = 4;
+    s.users = 2;
+    s.training_symbols = 100;
+    s.data_symbols = 10;
+    const apsm::NomaTransmission tr = simulate_noma(s);
+    apsm::ApsmReceiver cpu(s.antennas, s.users);
+    cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
+    const cuda::CudaApsmDetector automatic(cpu);
+    EXPECT_EQ(automatic.arithmetic(),
+              has_tf32() ? cuda::ApsmArithmetic::tf32x3 : cuda::ApsmArithmetic::fp32);
+    if (!has_tf32()) {
+        EXPECT_THROW(cuda::CudaApsmDetector(cpu, 0, cuda::ApsmArithmetic::tf32x3),
+                     std::invalid_argument);
+    }
+}
+
+void check_splits(const apsm::ApsmReceiver& cpu,
+                  const apsm::NomaTransmission& tr,
+                  const apsm::NomaScenario& s,
+                  cuda::ApsmArithmetic arithmetic);
 
 /* The dictionary is split over blocks as far as one wave of blocks holds them, so calls of
  * different sizes split it differently. On an H100 with section 5's 1370 entries (22
- * tiles): 700 vectors, 11 splits of 2 tiles; 33 vectors and 1, 22 splits of 1; 9100
- * vectors, none (where the erased vector is). The last block of a sample tile adds the
- * splits in a fixed order and leaves its ticket at zero. Every output element is written
- * (the device output starts as NaN), a repeated call gives the same bits, and all calls
- * agree within float32 rounding. */
+ * tiles), fp32: 700 vectors, 11 splits of 2 tiles; 33 vectors and 1, 22 splits of 1; 9100
+ * vectors, none (where the erased vector is). tf32x3 (64 vectors a block, 2 blocks an SM
+ * when its registers allow): 22 splits of 1 for 700, 33 and 1 vectors, none for 9100. The
+ * last block of a sample tile adds the splits in a fixed order and leaves its ticket at
+ * zero. Every output element is written (the device output starts as NaN), a repeated call
+ * gives the same bits, and all calls agree within float32 rounding. */
 TEST(CudaApsm, SplitsWriteEveryOutputAndRepeatExactly)
 {
     SKIP_WITHOUT_GPU();
@@ -116,7 +165,17 @@ TEST(CudaApsm, SplitsWriteEveryOutputAndRepeatExactly)
     const apsm::NomaTransmission tr = simulate_noma(s);
     apsm::ApsmReceiver cpu(s.antennas, s.users);
     cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
-    cuda::CudaApsmDetector gpu(cpu);
+    for (const cuda::ApsmArithmetic arithmetic : arithmetics())
+        check_splits(cpu, tr, s, arithmetic);
+}
+
+void check_splits(const apsm::ApsmReceiver& cpu,
+                  const apsm::NomaTransmission& tr,
+                  const apsm::NomaScenario& s,
+                  cuda::ApsmArithmetic arithmetic)
+{
+    SCOPED_TRACE(cuda::to_string(arithmetic));
+    cuda::CudaApsmDetector gpu(cpu, 0, arithmetic);
     const std::size_t N = s.data_symbols, M = s.antennas, K = s.users, copies = 13;
     std::vector<cf32> r;
     for (std::size_t c = 0; c < copies; ++c)
