@@ -96,6 +96,12 @@ ROWS = [
     ("mimodet_sim", ["-d", "4x6:qpsk:apsm", "--separation", "inf"],
      "--separation: expected a finite number"),
     ("mimodet_sim", ["--array", "planar"], "--array: invalid choice"),
+    ("mimodet_sim", ["-d", "4x6:qpsk:ls", "--scattering", "-1"],
+     "--scattering: expected an integer from 0 to 1000"),
+    ("mimodet_sim", ["-d", "4x6:qpsk:ls", "--scattering", "2", "--angular-spread", "-5"],
+     "--angular-spread: expected a finite number >= 0"),
+    ("mimodet_sim", ["-d", "4x6:qpsk:ls", "--rician-k", "nan"],
+     "--rician-k: expected a finite number"),
     ("mimodet_sim", ["--training", "5000"], "--training: expected an integer from 1 to 4096"),
     # --- mimodet_uplink ----------------------------------------------------------
     ("mimodet_uplink", ["--antennas", "0"], "--antennas: expected a positive integer"),

@@ -5,7 +5,8 @@
 """NumPy simulator of a NOMA uplink like mehlhose2022's experiments (section 5).
 
 K users, at a small angular separation, send to one array of M antennas over a
-non-dispersive line-of-sight channel (mehlhose2022 eq. 5):
+non-dispersive line-of-sight channel (mehlhose2022 eq. 5), optionally with scattered paths
+around each user's direction (channel()):
 
     r(t) = sum_k sqrt(p_k) e^{j phi_k} b_k(t) a(theta_k) + n(t),   n ~ CN(0, N0 I_M)
 
@@ -51,23 +52,50 @@ def steering_vector(array, antennas, theta):
 
 
 def channel(antennas, users, separation_deg=5.0, center_deg=0.0, powers=None,
-            array="circular", rng=None):
-    """The users' channel signatures H [M][K]: column k is sqrt(p_k) e^{j phi_k} a(theta_k)."""
+            array="circular", rng=None, scatter_paths=0, angular_spread_deg=20.0,
+            rician_k_db=0.0):
+    """The users' channel signatures H [M][K]: column k is sqrt(p_k) e^{j phi_k} a(theta_k).
+
+    With scatter_paths = L > 0, each user also arrives over L scattered paths around its
+    direction (a geometric one-ring model, as indoors), at the Rician factor
+    K_R = 10^(rician_k_db/10) of line-of-sight to scattered power:
+    h_k = sqrt(p_k) [sqrt(K_R/(K_R+1)) e^{j phi_k} a(theta_k)
+                     + sqrt(1/((K_R+1) L)) sum_l alpha_l a(theta_k + delta_l)],
+    alpha_l ~ CN(0, 1), delta_l ~ N(0, angular_spread_deg^2): E|h_mk|^2 = p_k still. The
+    line-of-sight channel (L = 0) draws the same random numbers as before the option."""
     rng = np.random.default_rng(rng)
     if antennas < 1 or users < 1:
         raise ValueError("antennas and users must be at least 1")
+    if not (isinstance(scatter_paths, (int, np.integer)) and scatter_paths >= 0):
+        raise ValueError("scatter_paths must be an integer >= 0, got %r" % (scatter_paths,))
+    if not (np.isfinite(angular_spread_deg) and angular_spread_deg >= 0):
+        raise ValueError("angular_spread_deg must be finite and >= 0, got %r" % (angular_spread_deg,))
+    if not np.isfinite(rician_k_db):
+        raise ValueError("rician_k_db must be finite, got %r" % (rician_k_db,))
     p = np.ones(users) if powers is None else np.asarray(powers, dtype=float)
     if p.shape != (users,) or np.any(p < 0):
         raise ValueError("powers: one non-negative power per user (%d), got %r" % (users, powers))
     theta = np.deg2rad(center_deg + (np.arange(users) - 0.5 * (users - 1)) * separation_deg)
     phases = rng.uniform(0.0, 2.0 * np.pi, users)
     h = np.stack([steering_vector(array, antennas, t) for t in theta], axis=1)
-    return h * (np.sqrt(p) * np.exp(1j * phases))[None, :]
+    h = h * (np.sqrt(p) * np.exp(1j * phases))[None, :]
+    if scatter_paths > 0:
+        kr = 10.0 ** (rician_k_db / 10.0)
+        los, nlos = np.sqrt(kr / (kr + 1.0)), np.sqrt(1.0 / ((kr + 1.0) * scatter_paths))
+        spread = np.deg2rad(angular_spread_deg)
+        for k in range(users):
+            delta = spread * rng.standard_normal(scatter_paths)
+            alpha = (rng.standard_normal(scatter_paths)
+                     + 1j * rng.standard_normal(scatter_paths)) / np.sqrt(2.0)
+            paths = sum(a * steering_vector(array, antennas, theta[k] + d)
+                        for a, d in zip(alpha, delta))
+            h[:, k] = los * h[:, k] + nlos * np.sqrt(p[k]) * paths
+    return h
 
 
 def simulate(antennas=16, users=6, training=685, data=3840, modulation="qpsk",
              separation_deg=5.0, snr_db=20.0, array="circular", seed=1, center_deg=0.0,
-             powers=None):
+             powers=None, scatter_paths=0, angular_spread_deg=20.0, rician_k_db=0.0):
     """One transmission: a training block then a data block through the same channel.
 
     Returns a dict: training_rx [T][M], data_rx [N][M] (complex128 received vectors),
@@ -79,7 +107,8 @@ def simulate(antennas=16, users=6, training=685, data=3840, modulation="qpsk",
     if training < 0 or data < 0:
         raise ValueError("training and data must be >= 0")
     rng = np.random.default_rng(seed)
-    h = channel(antennas, users, separation_deg, center_deg, powers, array, rng)
+    h = channel(antennas, users, separation_deg, center_deg, powers, array, rng,
+                scatter_paths, angular_spread_deg, rician_k_db)
     n0 = 10.0 ** (-snr_db / 10.0)
     pts = ref.points(modulation)
 

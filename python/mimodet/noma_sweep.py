@@ -31,7 +31,8 @@ ARRAYS = noma.ARRAYS
 MODULATIONS = ("bpsk", "qpsk", "16qam", "64qam", "256qam")
 CSV_FIELDS = ["label", "receiver", "antennas", "users", "modulation", "array",
               "separation_deg", "training", "data", "snr_db", "transmissions", "bits",
-              "bit_errors", "ber", "ber_std", "implementation"]
+              "bit_errors", "ber", "ber_std", "implementation", "scatter_paths",
+              "angular_spread_deg", "rician_k_db"]
 
 
 def _is_int(value):
@@ -48,6 +49,9 @@ class NomaConfig:
     receiver: str = "apsm"
     array: str = "circular"
     separation_deg: float = 5.0
+    scatter_paths: int = 0          # noma.channel: 0 is line of sight only
+    angular_spread_deg: float = 20.0
+    rician_k_db: float = 0.0
     training: int = 685
     data: int = 3840
     backend: str = "auto"
@@ -77,6 +81,13 @@ class NomaConfig:
         need(self.array in ARRAYS, f"array must be one of {', '.join(ARRAYS)}")
         need(isinstance(self.separation_deg, numbers.Real) and
              math.isfinite(self.separation_deg), "separation_deg must be a finite number")
+        need(_is_int(self.scatter_paths) and self.scatter_paths >= 0,
+             f"scatter_paths must be an integer >= 0, got {self.scatter_paths!r}")
+        need(isinstance(self.angular_spread_deg, numbers.Real) and
+             math.isfinite(self.angular_spread_deg) and self.angular_spread_deg >= 0,
+             "angular_spread_deg must be a finite number >= 0")
+        need(isinstance(self.rician_k_db, numbers.Real) and math.isfinite(self.rician_k_db),
+             "rician_k_db must be a finite number")
         need(self.backend in ("auto", "cpu", "cuda"), f"unknown backend {self.backend!r}")
         need(_is_int(self.num_threads) and self.num_threads >= 0,
              f"num_threads must be an integer >= 0, got {self.num_threads!r}")
@@ -96,7 +107,10 @@ def run_point(cfg, snr_db, transmissions, seed=1, detector=None, progress=None):
     errors, bits, per_tx = 0, 0, []
     for i in range(transmissions):
         tx = noma.simulate(cfg.antennas, cfg.users, cfg.training, cfg.data, cfg.modulation,
-                           cfg.separation_deg, snr_db, cfg.array, seed=_seed(seed, i))
+                           cfg.separation_deg, snr_db, cfg.array, seed=_seed(seed, i),
+                           scatter_paths=cfg.scatter_paths,
+                           angular_spread_deg=cfg.angular_spread_deg,
+                           rician_k_db=cfg.rician_k_db)
         sent = noma.bits_of_points(tx["data_points"], cfg.modulation)  # [N][K][q]
         if cfg.receiver == "apsm":
             detector.train(tx["training_rx"].astype(np.complex64),
@@ -119,7 +133,9 @@ def run_point(cfg, snr_db, transmissions, seed=1, detector=None, progress=None):
             "snr_db": snr_db, "transmissions": transmissions, "bits": bits,
             "bit_errors": errors, "ber": errors / bits,
             "ber_std": float(np.std(per_tx)) if per_tx else 0.0,
-            "implementation": detector.name() if cfg.receiver == "apsm" else "numpy-lstsq"}
+            "implementation": detector.name() if cfg.receiver == "apsm" else "numpy-lstsq",
+            "scatter_paths": cfg.scatter_paths, "angular_spread_deg": cfg.angular_spread_deg,
+            "rician_k_db": cfg.rician_k_db}
 
 
 def run_sweep(configs, snrs_db, transmissions, seed=1, progress=None):
@@ -203,8 +219,12 @@ def plot_png(rows, path, x="snr", title=None):
     ax.set_ylabel("uncoded BER")
     if rows:
         r0 = rows[0]
+        channel = "line of sight" if not r0.get("scatter_paths") else (
+            f"{r0['scatter_paths']} scattered paths, {r0['angular_spread_deg']:g} deg spread, "
+            f"K {r0['rician_k_db']:g} dB")
         ax.set_title(title or f"NOMA, {r0['array']} array, users {r0['separation_deg']:g} deg "
-                              f"apart, {r0['transmissions']} transmissions a point")
+                              f"apart, {r0['transmissions']} transmissions a point\n{channel}",
+                     fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     if rows and ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)

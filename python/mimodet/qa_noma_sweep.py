@@ -100,7 +100,9 @@ class qa_noma_sweep(gr_unittest.TestCase):
     def test_003_bad_curves_refused_before_running(self):
         bad = [dict(antennas=0), dict(receiver="mmse"), dict(modulation="8psk"),
                dict(array="planar"), dict(training=3, antennas=4), dict(backend="gpu"),
-               dict(separation_deg=float("nan"))]
+               dict(separation_deg=float("nan")), dict(scatter_paths=-1),
+               dict(scatter_paths=2.5), dict(angular_spread_deg=-1.0),
+               dict(rician_k_db=float("inf"))]
         for b in bad:
             with self.assertRaises(ValueError, msg=str(b)):
                 noma_sweep.run_sweep([noma_sweep.NomaConfig(**b)], [10.0], 1)
@@ -111,6 +113,35 @@ class qa_noma_sweep(gr_unittest.TestCase):
             noma_sweep.run_sweep([good], [float("inf")], 1)
         with self.assertRaises(ValueError):
             noma_sweep.run_sweep([good], [10.0], 0)
+
+    def test_006_scattered_paths(self):
+        """noma.channel's scattered paths: the user's power kept on average, the line of
+        sight of the same seed at a large Rician factor, less collinear signatures than
+        line of sight (section 5's 16x6 circular array); a sweep point carries them."""
+        p = np.array([1.0, 2.0, 0.5, 1.0, 1.0, 4.0])
+        los = noma.channel(16, 6, powers=p, rng=3)
+        near = noma.channel(16, 6, powers=p, rng=3, scatter_paths=8, rician_k_db=80.0)
+        self.assertLess(np.max(np.abs(near - los)), 1e-3)
+        power, sv_los, sv_scattered = np.zeros(6), 0.0, 0.0
+        for seed in range(200):
+            h = noma.channel(16, 6, powers=p, rng=seed, scatter_paths=8)
+            power += np.mean(np.abs(h) ** 2, axis=0) / 200
+            sv_scattered += np.linalg.svd(h, compute_uv=False)[-1] / 200
+            sv_los += np.linalg.svd(noma.channel(16, 6, powers=p, rng=seed),
+                                    compute_uv=False)[-1] / 200
+        np.testing.assert_allclose(power, p, rtol=0.1)
+        self.assertLess(sv_los, 0.01)
+        self.assertGreater(sv_scattered, 10 * sv_los)
+        for bad in (dict(scatter_paths=-1), dict(scatter_paths=2, angular_spread_deg=-1.0),
+                    dict(scatter_paths=2, rician_k_db=float("nan"))):
+            with self.assertRaises(ValueError, msg=str(bad)):
+                noma.channel(4, 2, rng=1, **bad)
+        cfg = noma_sweep.NomaConfig(antennas=8, users=2, receiver="ls", training=40, data=50,
+                                    scatter_paths=4, angular_spread_deg=10.0, rician_k_db=3.0)
+        row = noma_sweep.run_point(cfg, 30.0, 2, seed=5)
+        self.assertEqual((row["scatter_paths"], row["angular_spread_deg"], row["rician_k_db"]),
+                         (4, 10.0, 3.0))
+        self.assertEqual(row["bits"], 2 * 50 * 2 * 2)
 
     @unittest.skipUnless(gpu_available()[0], "needs a GPU")
     def test_005_gpu_binding_matches_the_cpu(self):

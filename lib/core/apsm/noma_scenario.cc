@@ -54,6 +54,35 @@ NomaTransmission simulate_noma(const NomaScenario& s)
         for (std::size_t m = 0; m < M; ++m)
             out.channel[m * K + k] = cf32(g * std::complex<double>(a[m]));
     }
+    // Scattered paths after every phase, so that line of sight alone draws what it did.
+    if (s.scatter_paths > 0) {
+        if (!std::isfinite(s.angular_spread_deg) || s.angular_spread_deg < 0.0 ||
+            !std::isfinite(s.rician_k_db))
+            throw std::invalid_argument(
+                "NOMA scenario: angular spread must be finite and >= 0, the Rician factor finite");
+        const double kr = std::pow(10.0, s.rician_k_db / 10.0), L = static_cast<double>(s.scatter_paths);
+        const double los = std::sqrt(kr / (kr + 1.0)), nlos = std::sqrt(1.0 / ((kr + 1.0) * L));
+        std::normal_distribution<double> gauss(0.0, 1.0);
+        for (std::size_t k = 0; k < K; ++k) {
+            const double theta =
+                (s.center_deg + (static_cast<double>(k) - 0.5 * (K - 1)) * s.separation_deg) *
+                pi / 180.0;
+            const double p = s.powers.empty() ? 1.0 : s.powers[k];
+            std::vector<std::complex<double>> h(M);
+            for (std::size_t m = 0; m < M; ++m)
+                h[m] = los * std::complex<double>(out.channel[m * K + k]);
+            for (std::size_t l = 0; l < s.scatter_paths; ++l) {
+                const double delta = s.angular_spread_deg * pi / 180.0 * gauss(rng);
+                const double re = gauss(rng), im = gauss(rng);
+                const std::complex<double> alpha(re / std::sqrt(2.0), im / std::sqrt(2.0));
+                const auto a = steering_vector(s.array, M, theta + delta);
+                for (std::size_t m = 0; m < M; ++m)
+                    h[m] += nlos * std::sqrt(p) * alpha * std::complex<double>(a[m]);
+            }
+            for (std::size_t m = 0; m < M; ++m)
+                out.channel[m * K + k] = cf32(h[m]);
+        }
+    }
     const Constellation c(s.modulation);
     std::uniform_int_distribution<std::size_t> point(0, c.size() - 1);
     std::normal_distribution<double> noise(0.0, std::sqrt(out.n0 / 2.0));

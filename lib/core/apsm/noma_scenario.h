@@ -7,7 +7,10 @@
 /* A NOMA uplink like mehlhose2022's experiments (section 5): K users at small angular
  * separation seen by an array of M antennas (uniform circular or linear, neighbours half a
  * wavelength apart), a line-of-sight channel per user with its power and a random phase,
- * white Gaussian noise; a transmission is a training block and a data block of symbols. */
+ * optionally scattered paths around each user's direction (a one-ring model: Rician with
+ * factor K_R, L paths of CN(0, 1) gain at directions N(theta_k, spread^2); python/mimodet/
+ * noma.py's channel() states the formula), white Gaussian noise; a transmission is a
+ * training block and a data block of symbols. */
 
 #ifndef INCLUDED_MIMODET_CORE_APSM_NOMA_SCENARIO_H
 #define INCLUDED_MIMODET_CORE_APSM_NOMA_SCENARIO_H
@@ -29,6 +32,9 @@ struct NomaScenario {
     double separation_deg = 5.0; //!< between neighbouring users' directions
     double center_deg = 0.0;     //!< the users' mean direction
     std::vector<double> powers;  //!< p_k; empty: 1 for every user
+    std::size_t scatter_paths = 0;    //!< L scattered paths per user; 0: line of sight only
+    double angular_spread_deg = 20.0; //!< standard deviation of the paths' directions
+    double rician_k_db = 0.0;         //!< line-of-sight to scattered power, with paths
     double snr_db = 20.0;        //!< of a unit-power user per antenna: N0 = 10^(-snr/10)
     Modulation modulation = Modulation::qpsk;
     std::uint64_t seed = 1;
