@@ -102,6 +102,8 @@ ROWS = [
      "--angular-spread: expected a finite number >= 0"),
     ("mimodet_sim", ["-d", "4x6:qpsk:ls", "--rician-k", "nan"],
      "--rician-k: expected a finite number"),
+    ("mimodet_sim", ["-d", "4x6:qpsk:ls", "--scattering", "2", "--rician-k", "4000"],
+     "--rician-k: expected a number from -100 to 100"),
     ("mimodet_sim", ["--training", "5000"], "--training: expected an integer from 1 to 4096"),
     # --- mimodet_uplink ----------------------------------------------------------
     ("mimodet_uplink", ["--antennas", "0"], "--antennas: expected a positive integer"),

@@ -631,11 +631,11 @@ int run_apsm_bench(int reps, bool gpu, int device)
     std::printf("# APSM, %zu antennas, %zu users, %zu training / %zu data symbols, "
                 "dictionary %zu\n",
                 M, K, s.training_symbols, N, cpu.dictionary_size());
-    std::printf("%-34s %12s %14s\n", "step", "ms", "paper (Titan V)");
-    std::printf("%-34s %12.3f %14s\n", "training, CPU float64, all users", train_ms, "~100");
-    std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, 1 thread", cpu_detect_ms, "");
-    std::printf("%-34s %12.3f %14s\n", "detection, CPU float64, all cores", cpu_detect_all_ms, "");
-    std::printf("%-34s %12.3f %14s\n", "detection, CPU float32, all cores", cpu_detect_f32_ms, "");
+    std::printf("%-36s %12s %14s\n", "step", "ms", "paper (Titan V)");
+    std::printf("%-36s %12.3f %14s\n", "training, CPU float64, all users", train_ms, "~100");
+    std::printf("%-36s %12.3f %14s\n", "detection, CPU float64, 1 thread", cpu_detect_ms, "");
+    std::printf("%-36s %12.3f %14s\n", "detection, CPU float64, all cores", cpu_detect_all_ms, "");
+    std::printf("%-36s %12.3f %14s\n", "detection, CPU float32, all cores", cpu_detect_f32_ms, "");
 #ifdef MIMODET_HAVE_CUDA
     if (gpu) {
         std::string why;
@@ -683,8 +683,8 @@ int run_apsm_bench(int reps, bool gpu, int device)
             double queued = 0.0;
             const double single = time_kernel(d, &queued);
             const std::string name = std::string("detection, GPU ") + cuda::to_string(a);
-            std::printf("%-34s %12.4f %14s\n", (name + ", kernel-only").c_str(), single, "0.403");
-            std::printf("%-34s %12.4f %14s\n", (name + ", back to back").c_str(), queued, "");
+            std::printf("%-36s %12.4f %14s\n", (name + ", kernel-only").c_str(), single, "0.403");
+            std::printf("%-36s %12.4f %14s\n", (name + ", back to back").c_str(), queued, "");
         }
         std::vector<double> e2e;
         for (int i = 0; i < reps + 3; ++i) {
@@ -693,7 +693,7 @@ int run_apsm_bench(int reps, bool gpu, int device)
             if (i >= 3)
                 e2e.push_back(ms_since(h0));
         }
-        std::printf("%-34s %12.4f %14s\n", "detection, GPU, with host copies", median(e2e), "");
+        std::printf("%-36s %12.4f %14s\n", "detection, GPU, with host copies", median(e2e), "");
 
         // The same with a dictionary maximum (ApsmParams::max_dictionary): detection costs in
         // proportion to the dictionary; symbol errors of both on the data, for the price.
@@ -723,7 +723,7 @@ int run_apsm_bench(int reps, bool gpu, int device)
                 std::vector<cf32> z(N * K);
                 sdet.detect(tr.data_rx.data(), N, z.data());
                 const std::string what = "detection, GPU, dictionary " + std::to_string(most);
-                std::printf("%-34s %12.4f %14s  back to back %.4f, symbol errors %zu "
+                std::printf("%-36s %12.4f %14s  back to back %.4f, symbol errors %zu "
                             "(dictionary %zu: %zu)\n",
                             what.c_str(), single, "", queued, errors(z), cpu.dictionary_size(),
                             full_errors);
@@ -757,9 +757,9 @@ int run_apsm_bench(int reps, bool gpu, int device)
                 whole.push_back(ms_since(t0));
             }
         }
-        std::printf("%-34s %12.3f %14s\n", "training, host share (LS start)", median(prepare), "");
-        std::printf("%-34s %12.3f %14s\n", "training, GPU share (events)", median(gpu_ms), "");
-        std::printf("%-34s %12.3f %14s\n", "training, GPU receiver, whole", median(whole), "~100");
+        std::printf("%-36s %12.3f %14s\n", "training, host share (LS start)", median(prepare), "");
+        std::printf("%-36s %12.3f %14s\n", "training, GPU share (events)", median(gpu_ms), "");
+        std::printf("%-36s %12.3f %14s\n", "training, GPU receiver, whole", median(whole), "~100");
         // The receiver's detect(): host copies, the kernel, the LLRs on the host.
         std::vector<float> llr(N * K * bits_per_symbol(s.modulation));
         std::vector<double> soft;
@@ -769,7 +769,7 @@ int run_apsm_bench(int reps, bool gpu, int device)
             if (i >= 2)
                 soft.push_back(ms_since(t0));
         }
-        std::printf("%-34s %12.4f %14s\n", "detection + LLRs, GPU receiver", median(soft), "");
+        std::printf("%-36s %12.4f %14s\n", "detection + LLRs, GPU receiver", median(soft), "");
         std::size_t same = 0;
         for (std::size_t k = 0; k < K; ++k)
             same += receiver.receiver().filter(k).linear_only == cpu.filter(k).linear_only;

@@ -61,17 +61,19 @@ def channel(antennas, users, separation_deg=5.0, center_deg=0.0, powers=None,
     K_R = 10^(rician_k_db/10) of line-of-sight to scattered power:
     h_k = sqrt(p_k) [sqrt(K_R/(K_R+1)) e^{j phi_k} a(theta_k)
                      + sqrt(1/((K_R+1) L)) sum_l alpha_l a(theta_k + delta_l)],
-    alpha_l ~ CN(0, 1), delta_l ~ N(0, angular_spread_deg^2): E|h_mk|^2 = p_k still. The
-    line-of-sight channel (L = 0) draws the same random numbers as before the option."""
+    alpha_l ~ CN(0, 1), delta_l ~ N(0, angular_spread_deg^2): E|h_mk|^2 = p_k still;
+    |rician_k_db| <= 100. The line-of-sight channel (L = 0) draws the same random numbers as
+    before the option."""
     rng = np.random.default_rng(rng)
     if antennas < 1 or users < 1:
         raise ValueError("antennas and users must be at least 1")
-    if not (isinstance(scatter_paths, (int, np.integer)) and scatter_paths >= 0):
+    if not (isinstance(scatter_paths, (int, np.integer)) and not isinstance(scatter_paths, bool)
+            and scatter_paths >= 0):
         raise ValueError("scatter_paths must be an integer >= 0, got %r" % (scatter_paths,))
     if not (np.isfinite(angular_spread_deg) and angular_spread_deg >= 0):
         raise ValueError("angular_spread_deg must be finite and >= 0, got %r" % (angular_spread_deg,))
-    if not np.isfinite(rician_k_db):
-        raise ValueError("rician_k_db must be finite, got %r" % (rician_k_db,))
+    if not abs(rician_k_db) <= 100.0:
+        raise ValueError("rician_k_db must be within +-100 dB, got %r" % (rician_k_db,))
     p = np.ones(users) if powers is None else np.asarray(powers, dtype=float)
     if p.shape != (users,) or np.any(p < 0):
         raise ValueError("powers: one non-negative power per user (%d), got %r" % (users, powers))
@@ -80,7 +82,7 @@ def channel(antennas, users, separation_deg=5.0, center_deg=0.0, powers=None,
     h = np.stack([steering_vector(array, antennas, t) for t in theta], axis=1)
     h = h * (np.sqrt(p) * np.exp(1j * phases))[None, :]
     if scatter_paths > 0:
-        kr = 10.0 ** (rician_k_db / 10.0)
+        kr = 10.0 ** (rician_k_db / 10.0)  # within 1e-10 .. 1e10 (validated above)
         los, nlos = np.sqrt(kr / (kr + 1.0)), np.sqrt(1.0 / ((kr + 1.0) * scatter_paths))
         spread = np.deg2rad(angular_spread_deg)
         for k in range(users):

@@ -86,8 +86,8 @@ class NomaConfig:
         need(isinstance(self.angular_spread_deg, numbers.Real) and
              math.isfinite(self.angular_spread_deg) and self.angular_spread_deg >= 0,
              "angular_spread_deg must be a finite number >= 0")
-        need(isinstance(self.rician_k_db, numbers.Real) and math.isfinite(self.rician_k_db),
-             "rician_k_db must be a finite number")
+        need(isinstance(self.rician_k_db, numbers.Real) and abs(self.rician_k_db) <= 100.0,
+             "rician_k_db must be a number within +-100 dB")
         need(self.backend in ("auto", "cpu", "cuda"), f"unknown backend {self.backend!r}")
         need(_is_int(self.num_threads) and self.num_threads >= 0,
              f"num_threads must be an integer >= 0, got {self.num_threads!r}")

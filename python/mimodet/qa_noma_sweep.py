@@ -102,7 +102,7 @@ class qa_noma_sweep(gr_unittest.TestCase):
                dict(array="planar"), dict(training=3, antennas=4), dict(backend="gpu"),
                dict(separation_deg=float("nan")), dict(scatter_paths=-1),
                dict(scatter_paths=2.5), dict(angular_spread_deg=-1.0),
-               dict(rician_k_db=float("inf"))]
+               dict(rician_k_db=float("inf")), dict(rician_k_db=101.0)]
         for b in bad:
             with self.assertRaises(ValueError, msg=str(b)):
                 noma_sweep.run_sweep([noma_sweep.NomaConfig(**b)], [10.0], 1)
@@ -132,8 +132,10 @@ class qa_noma_sweep(gr_unittest.TestCase):
         np.testing.assert_allclose(power, p, rtol=0.1)
         self.assertLess(sv_los, 0.01)
         self.assertGreater(sv_scattered, 10 * sv_los)
-        for bad in (dict(scatter_paths=-1), dict(scatter_paths=2, angular_spread_deg=-1.0),
-                    dict(scatter_paths=2, rician_k_db=float("nan"))):
+        for bad in (dict(scatter_paths=-1), dict(scatter_paths=True),
+                    dict(scatter_paths=2, angular_spread_deg=-1.0),
+                    dict(scatter_paths=2, rician_k_db=float("nan")),
+                    dict(scatter_paths=2, rician_k_db=4000.0)):
             with self.assertRaises(ValueError, msg=str(bad)):
                 noma.channel(4, 2, rng=1, **bad)
         cfg = noma_sweep.NomaConfig(antennas=8, users=2, receiver="ls", training=40, data=50,

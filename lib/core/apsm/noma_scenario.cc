@@ -38,6 +38,10 @@ NomaTransmission simulate_noma(const NomaScenario& s)
         throw std::invalid_argument("NOMA scenario: antennas and users must be at least 1");
     if (!s.powers.empty() && s.powers.size() != K)
         throw std::invalid_argument("NOMA scenario: one power per user");
+    if (!std::isfinite(s.angular_spread_deg) || s.angular_spread_deg < 0.0 ||
+        !(std::abs(s.rician_k_db) <= 100.0))
+        throw std::invalid_argument("NOMA scenario: the angular spread must be finite and >= 0, "
+                                    "the Rician factor within +-100 dB");
     const double pi = std::acos(-1.0);
     std::mt19937_64 rng(s.seed);
     std::uniform_real_distribution<double> uniform(0.0, 2.0 * pi);
@@ -56,12 +60,10 @@ NomaTransmission simulate_noma(const NomaScenario& s)
     }
     // Scattered paths after every phase, so that line of sight alone draws what it did.
     if (s.scatter_paths > 0) {
-        if (!std::isfinite(s.angular_spread_deg) || s.angular_spread_deg < 0.0 ||
-            !std::isfinite(s.rician_k_db))
-            throw std::invalid_argument(
-                "NOMA scenario: angular spread must be finite and >= 0, the Rician factor finite");
-        const double kr = std::pow(10.0, s.rician_k_db / 10.0), L = static_cast<double>(s.scatter_paths);
-        const double los = std::sqrt(kr / (kr + 1.0)), nlos = std::sqrt(1.0 / ((kr + 1.0) * L));
+        // sqrt(K_R / (K_R + 1)) and sqrt(1 / ((K_R + 1) L)) without K_R itself overflowing
+        const double L = static_cast<double>(s.scatter_paths);
+        const double los = 1.0 / std::sqrt(1.0 + std::pow(10.0, -s.rician_k_db / 10.0)),
+                     nlos = 1.0 / std::sqrt((1.0 + std::pow(10.0, s.rician_k_db / 10.0)) * L);
         std::normal_distribution<double> gauss(0.0, 1.0);
         for (std::size_t k = 0; k < K; ++k) {
             const double theta =

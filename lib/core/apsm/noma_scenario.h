@@ -34,7 +34,7 @@ struct NomaScenario {
     std::vector<double> powers;  //!< p_k; empty: 1 for every user
     std::size_t scatter_paths = 0;    //!< L scattered paths per user; 0: line of sight only
     double angular_spread_deg = 20.0; //!< standard deviation of the paths' directions
-    double rician_k_db = 0.0;         //!< line-of-sight to scattered power, with paths
+    double rician_k_db = 0.0;         //!< line-of-sight to scattered power (+-100 dB)
     double snr_db = 20.0;        //!< of a unit-power user per antenna: N0 = 10^(-snr/10)
     Modulation modulation = Modulation::qpsk;
     std::uint64_t seed = 1;

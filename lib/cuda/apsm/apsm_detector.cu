@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(kThreads, 2) apsm_detect_kernel(ApsmArgs a)
         float re = 0.0f, im = 0.0f;
         if (vl < vectors && m < a.antennas) {
             const float2 z = a.r[(v0 + vl) * a.antennas + m];
-            if (isfinite(z.x) && isfinite(z.y)) { // a bad vector is erased, its samples zero
+            if (isfinite(z.x) && isfinite(z.y)) { // else read as zero, the vector erased
                 re = z.x * a.inv_scale;
                 im = z.y * a.inv_scale;
             } else {
@@ -373,7 +373,8 @@ __global__ void __launch_bounds__(kThreads, 2) apsm_detect_tf32_kernel(ApsmTcArg
     __syncthreads();
     // A fragment element h + 2c of step q: row g + 8h of the warp's 16 samples (sample s of
     // the block is vector s / 2: r_1 = [Re; Im] for even s, r_2 = [Im; -Re] for odd s),
-    // dimension 8q + t + 4c. A bad vector is erased; its samples are zero.
+    // dimension 8q + t + 4c. A non-finite sample is read as zero and its vector erased
+    // (s_ok: its outputs are written as zeros).
     unsigned ab[Q][4], as[Q][4];
     float nx[2] = { 0.0f, 0.0f };
 #pragma unroll
@@ -476,6 +477,8 @@ __global__ void __launch_bounds__(kThreads, 2) apsm_detect_tf32_kernel(ApsmTcArg
         add_splits(a.partial, stride, v0, vectors, a.users, s_ok, a.out, a.tickets);
     if (tid < vectors && !s_ok[tid]) // counted once per vector
         atomicAdd(a.erased, 1ull);
+#else
+    __trap(); // compiled for a GPU without TF32 tensor cores: never launched (tc_compiled)
 #endif
 }
 
@@ -537,6 +540,18 @@ struct PrepareTc {
         MIMODET_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             &n, apsm_detect_tf32_kernel<LP, NT>, kThreads, bytes));
         return std::max(n, 1);
+    }
+};
+
+/* The PTX architecture the tensor-core kernel was compiled for on this GPU: below 80 (a
+ * build without an sm_80+ image, run through the JIT) its body is empty. */
+template <int LP, int NT>
+struct TcPtxVersion {
+    static int run()
+    {
+        cudaFuncAttributes attr{};
+        MIMODET_CUDA_CHECK(cudaFuncGetAttributes(&attr, apsm_detect_tf32_kernel<LP, NT>));
+        return attr.ptxVersion;
     }
 };
 
@@ -690,14 +705,17 @@ CudaApsmDetector::CudaApsmDetector(const apsm::ApsmReceiver& rx,
     MIMODET_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     int major = 0;
     MIMODET_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    if (arithmetic == ApsmArithmetic::tf32x3 && major < 8)
-        throw std::invalid_argument("CudaApsmDetector: tf32x3 needs TF32 tensor cores "
-                                    "(compute capability 8.0 or later)");
-    m.arithmetic = arithmetic == ApsmArithmetic::fp32 || major < 8 ? ApsmArithmetic::fp32
-                                                                   : ApsmArithmetic::tf32x3;
     m.LP = padded(2 * m.M, 8);
     m.KP = padded(m.K, 1);
     m.NT = m.KP > 8 ? 2 : 1;
+    // The GPU has TF32 tensor cores, and this build has the kernel for them.
+    const bool tf32 = major >= 8 && dispatch_tc<TcPtxVersion>(m.LP, m.NT) >= 80;
+    if (arithmetic == ApsmArithmetic::tf32x3 && !tf32)
+        throw std::invalid_argument("CudaApsmDetector: tf32x3 needs TF32 tensor cores "
+                                    "(compute capability 8.0 or later) and a build for them "
+                                    "(MIMODET_CUDA_ARCHITECTURES with 80 or later)");
+    m.arithmetic = arithmetic == ApsmArithmetic::fp32 || !tf32 ? ApsmArithmetic::fp32
+                                                               : ApsmArithmetic::tf32x3;
     const bool tensor = m.arithmetic == ApsmArithmetic::tf32x3;
     m.slots = sms * (tensor ? dispatch_tc<PrepareTc>(m.LP, m.NT) : dispatch<Occupancy>(m.LP, m.KP));
     m.D = rx.dictionary_size();

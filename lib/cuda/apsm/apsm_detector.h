@@ -31,7 +31,7 @@ namespace cuda {
 
 //! The arithmetic of the detection's two matrix products.
 enum class ApsmArithmetic {
-    automatic, //!< tf32x3 where the GPU has TF32 tensor cores (sm_80 and later), else fp32
+    automatic, //!< tf32x3 where the GPU and the build have TF32 tensor cores (sm_80+), else fp32
     fp32,      //!< float32 multiply-adds on the CUDA cores (every GPU)
     tf32x3,    //!< the tensor cores, float32 precision from three TF32 products (sm_80+)
 };
@@ -45,7 +45,8 @@ public:
     static constexpr std::size_t kMaxAntennas = 32;
 
     /*! Uploads the trained receiver's dictionary and filters to GPU `device`. tf32x3 on a
-     * GPU without TF32 tensor cores is refused (std::invalid_argument). */
+     * GPU without TF32 tensor cores, or from a build without an sm_80+ image, is refused
+     * (std::invalid_argument). */
     explicit CudaApsmDetector(const apsm::ApsmReceiver& trained,
                               int device = 0,
                               ApsmArithmetic arithmetic = ApsmArithmetic::automatic);

@@ -417,4 +417,10 @@ TEST(NomaScenario, ScatteredPathsKeepPowerAndLineOfSight)
     s.angular_spread_deg = 20.0;
     s.rician_k_db = std::numeric_limits<double>::quiet_NaN();
     EXPECT_THROW(simulate_noma(s), std::invalid_argument);
+    s.rician_k_db = 101.0;
+    EXPECT_THROW(simulate_noma(s), std::invalid_argument);
+    s.rician_k_db = -100.0; // the bound itself: scattered paths alone, finite
+    const NomaTransmission scattered = simulate_noma(s);
+    for (const cf32& h : scattered.channel)
+        ASSERT_TRUE(std::isfinite(h.real()) && std::isfinite(h.imag()));
 }
