@@ -478,7 +478,7 @@ __global__ void __launch_bounds__(kThreads, 2) apsm_detect_tf32_kernel(ApsmTcArg
     if (tid < vectors && !s_ok[tid]) // counted once per vector
         atomicAdd(a.erased, 1ull);
 #else
-    __trap(); // compiled for a GPU without TF32 tensor cores: never launched (tc_compiled)
+    __trap(); // built without TF32 tensor cores: never launched (TcPtxVersion)
 #endif
 }
 
