@@ -348,6 +348,90 @@ TEST(CudaDetector, DeviceApiChannelsCountInTheStatisticsLikeHostOnes)
         }
 }
 
+/*! N0 and the channel's presence from device memory (the receive chain's planned
+ * detection): with the flag set, the same outputs and counts as N0 given on the host,
+ * bit for bit, on every path of a first call (fused, prepare kernel, matrix-free); with
+ * it clear, nothing written (the poison stays) and nothing counted on the device. */
+TEST(CudaDetector, DeviceNoiseVarianceAndAbsentChannels)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::cr,
+                       DetectorMode::zf })
+        for (int path = 0; path < 3; ++path) {
+            const bool iterative = mode == DetectorMode::cg || mode == DetectorMode::cr;
+            if (path == 2 && !iterative)
+                continue;
+            // (matrix-free: U 16 and one symbol, too few to form A; matrix_free_pays)
+            const Case c{ 16, path == 2 ? 16u : 4u, 12, 3, Modulation::qam16, mode, 3, 15.0,
+                          0.0 };
+            const char* names[] = { " fused", " prepared", " matrix-free" };
+            const std::string what = describe(c) + names[path];
+            Frame f = frame_of(c, 33);
+            const Dims d = config_of(c, Backend::cpu).dims();
+            f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f);                 // bad sc 2
+            f.y[d.rx_index(4, 3)] = cf32(0.0f, INFINITY); // symbol 0, subcarrier 4
+            const std::size_t nsym = path == 2 ? 1 : c.nsym; // 1: too few to form A
+            cuda::EngineOptions opt;
+            opt.fuse_prepare = path != 1;
+            cuda::CudaDetector sizing(config_of(c, Backend::cuda), opt);
+            DeviceFrame dev(f, run(sizing, f, c.nsym));
+            cuda::CudaDetector reference(config_of(c, Backend::cuda), opt);
+            reference.set_channel_device(dev.h.get(), f.n0);
+            const Outputs want = dev.detect(reference, nsym);
+            const DetectorStats want_stats = reference.stats();
+            ASSERT_GE(want_stats.bad_sample_vectors, 1u) << what;
+
+            cuda::Buffer<float> n0(1, false);
+            cuda::Buffer<int> active(1, false);
+            cuda::copy_to_device(n0.get(), &f.n0, sizeof(float));
+            for (int on : { 1, 0 }) {
+                cuda::copy_to_device(active.get(), &on, sizeof(int));
+                cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+                gpu.set_channel_device(dev.h.get(), n0.get(), active.get());
+                const Outputs got = dev.detect(gpu, nsym);
+                const DetectorStats s = gpu.stats();
+                EXPECT_EQ(s.channels, 1u) << what;
+                EXPECT_EQ(s.symbols, nsym) << what;
+                if (path == 2) {
+                    EXPECT_FALSE(gpu.matrix_formed()) << what;
+                }
+                // (past nsym symbols both stay poisoned)
+                for (std::size_t i = 0; i < nsym * d.llr_items(); ++i) {
+                    if (on) {
+                        ASSERT_EQ(got.llr[i], want.llr[i]) << what << " LLR " << i;
+                    } else {
+                        ASSERT_TRUE(std::isnan(got.llr[i])) << what << " absent: LLR " << i;
+                    }
+                }
+                for (std::size_t i = 0; i < nsym * d.symbol_items(); ++i) {
+                    if (on) {
+                        ASSERT_EQ(got.x_hat[i], want.x_hat[i]) << what << " x_hat " << i;
+                    } else {
+                        ASSERT_TRUE(std::isnan(got.x_hat[i].real()))
+                            << what << " absent: x_hat " << i;
+                    }
+                }
+                const DetectorStats none{};
+                const DetectorStats& w = on ? want_stats : none;
+                EXPECT_EQ(s.bad_channel_subcarriers, w.bad_channel_subcarriers) << what;
+                EXPECT_EQ(s.regularized_subcarriers, w.regularized_subcarriers) << what;
+                EXPECT_EQ(s.unusable_user_channels, w.unusable_user_channels) << what;
+                EXPECT_EQ(s.bad_sample_vectors, w.bad_sample_vectors) << what;
+            }
+        }
+    // The sphere decoders and BOX take N0 on the host only.
+    for (auto mode : { DetectorMode::fsd, DetectorMode::box }) {
+        const Case c{ 4, 4, 12, 3, Modulation::qam16, mode, 3, 15.0, 0.0 };
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        cuda::Buffer<cf32> h(4 * 4 * 12, false);
+        cuda::Buffer<float> n0(1, false);
+        cuda::Buffer<int> active(1, false);
+        EXPECT_THROW(gpu.set_channel_device(h.get(), n0.get(), active.get()),
+                     std::invalid_argument)
+            << to_string(mode);
+    }
+}
+
 TEST(CudaDetector, SingularChannelIsRegularizedLikeTheCpu)
 {
     SKIP_WITHOUT_GPU();

@@ -332,6 +332,91 @@ TEST(CudaOfdmChain, StopsWhenTheOutputsAreFullAndRepeatsWithoutAllocating)
         ASSERT_TRUE(std::isnan(all.llr[i])) << "LLR " << i << " past the frames written";
 }
 
+/* The two routes of detection: planned on the GPU (chol, cg, cr, zf without the gains)
+ * and queued from the host frame by frame (asked for the gains). The same frames, LLRs
+ * and x_hat bit for bit and the same statistics, over several windows, with the outputs
+ * filling up inside a window and with a frame erased (NaN samples in a data symbol). */
+TEST(CudaOfdmChain, PlannedDetectionIsTheHostDrivenOne)
+{
+    SKIP_WITHOUT_GPU();
+    const OfdmConfig o = small_config();
+    Stream s = make_stream(o, 25.0, 0.05, 5, 53);
+    const std::size_t sym = o.symbol_samples();
+    s.rx[3][s.starts[3] + 4 * sym + o.cp_length + 9] = cf32(NAN, 0.0f); // frame 3 erased
+    const Dims d = o.dims();
+    const std::size_t nd = o.num_data_symbols, llr_frame = nd * d.llr_items(),
+                      x_frame = nd * d.symbol_items(), gains = d.symbol_items();
+    cuda::ChainOptions opt;
+    opt.frames_per_window = 2;
+    for (auto mode : { DetectorMode::chol, DetectorMode::cg, DetectorMode::zf })
+        for (std::size_t max_frames : { 8ul, 3ul }) {
+            const std::string what =
+                to_string(mode) + ", room for " + std::to_string(max_frames) + " frames";
+            struct Route {
+                std::vector<cuda::ChainFrame> frames;
+                std::vector<float> llr, unbias, sinr;
+                std::vector<cf32> x_hat;
+                DetectorStats stats;
+            };
+            auto route = [&](bool with_gains) {
+                cuda::CudaOfdmChain chain(o, detector(mode), opt);
+                Route r;
+                r.llr.assign(max_frames * llr_frame, NAN);
+                r.x_hat.assign(max_frames * x_frame, cf32(NAN, NAN));
+                cuda::ChainOutputs out;
+                out.max_frames = max_frames;
+                out.llr = r.llr.data();
+                out.x_hat = r.x_hat.data();
+                if (with_gains) {
+                    r.unbias.assign(max_frames * gains, NAN);
+                    r.sinr.assign(max_frames * gains, NAN);
+                    out.unbias = r.unbias.data();
+                    out.sinr = r.sinr.data();
+                }
+                r.frames = chain.process(
+                    pointers(s.rx), cuda::SampleFormat::cf32, s.rx[0].size(), out);
+                r.stats = chain.detector_stats();
+                return r;
+            };
+            const Route host = route(true), planned = route(false);
+            const std::size_t n = std::min<std::size_t>(5, max_frames);
+            ASSERT_EQ(planned.frames.size(), n) << what;
+            ASSERT_EQ(host.frames.size(), n) << what;
+            for (std::size_t f = 0; f < n; ++f) {
+                EXPECT_EQ(planned.frames[f].start, host.frames[f].start) << what;
+                const float a = planned.frames[f].n0, b = host.frames[f].n0;
+                EXPECT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << what << " N0";
+            }
+            for (std::size_t i = 0; i < max_frames * llr_frame; ++i) {
+                if (i < n * llr_frame) {
+                    ASSERT_EQ(planned.llr[i], host.llr[i]) << what << ", LLR " << i;
+                } else {
+                    ASSERT_TRUE(std::isnan(planned.llr[i])) << what << ", LLR " << i;
+                }
+            }
+            for (std::size_t i = 0; i < n * x_frame; ++i)
+                ASSERT_EQ(planned.x_hat[i], host.x_hat[i]) << what << ", x_hat " << i;
+            const bool erased = n > 3;
+            if (erased) {
+                EXPECT_FALSE(std::isfinite(planned.frames[3].n0)) << what;
+                for (std::size_t i = 3 * llr_frame; i < 4 * llr_frame; ++i)
+                    ASSERT_EQ(planned.llr[i], 0.0f) << what << ", erased LLR " << i;
+            }
+            const std::size_t detected = n - (erased ? 1 : 0);
+            EXPECT_EQ(planned.stats.channels, detected) << what;
+            EXPECT_EQ(host.stats.channels, detected) << what;
+            EXPECT_EQ(planned.stats.symbols, detected * nd) << what;
+            EXPECT_EQ(planned.stats.bad_channel_subcarriers,
+                      host.stats.bad_channel_subcarriers)
+                << what;
+            EXPECT_EQ(planned.stats.regularized_subcarriers,
+                      host.stats.regularized_subcarriers)
+                << what;
+            EXPECT_EQ(planned.stats.bad_sample_vectors, host.stats.bad_sample_vectors)
+                << what;
+        }
+}
+
 TEST(CudaOfdmChain, NoiseShortInputAndBadArgumentsAreHandled)
 {
     SKIP_WITHOUT_GPU();
