@@ -325,9 +325,6 @@ struct CudaDetector::Impl {
     bool has_channel = false;
     const float2* channel = nullptr; //!< H in force: d_h, or the caller's device copy
     float n0 = 0.0f;
-    //! A device-decided channel's N0 and presence (set_channel_device); null otherwise.
-    const float* n0_device = nullptr;
-    const int* active = nullptr;
     // Through the device API the channel is prepared by the first detect call on it:
     // fused into the equalize kernel when the call is one tile per subcarrier (1..64
     // symbols), skipped while CG/CR iterate from H alone (matrix_free_pays
@@ -691,8 +688,6 @@ struct CudaDetector::Impl {
         a.inv_lambda = d_inv_lambda;
         a.status = d_status;
         a.unusable = d_unusable;
-        a.n0_device = n0_device;
-        a.active = active;
         return a;
     }
 
@@ -828,15 +823,10 @@ struct CudaDetector::Impl {
     }
 
     //! A new channel in force, not prepared yet.
-    void new_channel(const float2* d_channel,
-                     float channel_n0,
-                     const float* channel_n0_device = nullptr,
-                     const int* channel_active = nullptr)
+    void new_channel(const float2* d_channel, float channel_n0)
     {
         channel = d_channel;
         n0 = channel_n0;
-        n0_device = channel_n0_device;
-        active = channel_active;
         a_formed = false;
         symbols_on_channel = 0;
         channel_codes = nullptr;
@@ -895,8 +885,6 @@ struct CudaDetector::Impl {
         a.llr = d_llr;
         a.x_hat = d_x_hat;
         a.bad_sample_count = d_bad_samples;
-        a.n0_device = n0_device;
-        a.active = active;
         return a;
     }
 
@@ -1012,7 +1000,7 @@ struct CudaDetector::Impl {
     //! every argument but the demapping table, which is the engine's for its lifetime.
     static GraphKey key_of(const EqualizeArgs& a, const GraphKey& outputs)
     {
-        static_assert(sizeof(EqualizeArgs) == 248,
+        static_assert(sizeof(EqualizeArgs) == 232,
                       "a new field of EqualizeArgs belongs in its graph key");
         GraphKey k = outputs;
         k.add(registration_epoch())
@@ -1039,9 +1027,7 @@ struct CudaDetector::Impl {
             .add(a.h_codes)
             .add(a.h_scale)
             .add(a.code_precision)
-            .add(a.code_bytes)
-            .add(a.n0_device)
-            .add(a.active);
+            .add(a.code_bytes);
         return k;
     }
 
@@ -1263,33 +1249,11 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
 
 void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
 {
-    if (!std::isfinite(n0) || n0 < 0.0f)
-        throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
-    set_device_channel(d_h, n0, nullptr, nullptr, stream);
-}
-
-void CudaDetector::set_channel_device(const cf32* d_h,
-                                      const float* d_n0,
-                                      const int* d_active,
-                                      void* stream)
-{
-    if (d_impl->sphere() || d_impl->box())
-        throw std::invalid_argument(name() + ": set_channel_device with N0 on the device "
-                                             "is for chol, cg, cr and zf");
-    if (!d_h || !d_n0 || !d_active)
-        throw std::invalid_argument("set_channel_device: null H, N0 or flag");
-    set_device_channel(d_h, 0.0f, d_n0, d_active, stream);
-}
-
-void CudaDetector::set_device_channel(const cf32* d_h,
-                                      float host_n0,
-                                      const float* d_n0,
-                                      const int* d_active,
-                                      void* stream)
-{
     Impl& m = *d_impl;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     complete();
+    if (!std::isfinite(n0) || n0 < 0.0f)
+        throw std::invalid_argument("set_channel_device: N0 must be finite and >= 0");
     // A host channel's preparation and status copy may still be queued: they write the
     // channel state that this one's first detect call will.
     if (m.channel_stream_used) {
@@ -1300,7 +1264,7 @@ void CudaDetector::set_device_channel(const cf32* d_h,
     ++m.stats.channels;
     m.has_channel = true;
     // The caller keeps H alive; the first detect call prepares it (see Impl::a_formed).
-    m.new_channel(reinterpret_cast<const float2*>(d_h), host_n0, d_n0, d_active);
+    m.new_channel(reinterpret_cast<const float2*>(d_h), n0);
     MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, m.stream_or_default(stream)));
 }
 

@@ -181,15 +181,6 @@ public:
     //! and counts its status on the device, which stats() adds (CG/CR calls that iterate
     //! from H alone, see matrix_formed(), count none).
     void set_channel_device(const cf32* d_h, float n0, void* stream = nullptr);
-    /*! As above, with the channel's N0 and its presence decided on the GPU (the receive
-     * chain's frames, whose count and N0 the host learns only later): the kernels read
-     * N0 (finite, >= 0) from `d_n0` and, where `*d_active` is 0, return at once, writing
-     * and counting nothing (stats()' channels and symbols still count the calls). Both
-     * are read when the work runs; chol, cg, cr and zf only. */
-    void set_channel_device(const cf32* d_h,
-                            const float* d_n0,
-                            const int* d_active,
-                            void* stream = nullptr);
     //! Equalizes and demaps n_symbols received items already on the device.
     void detect_device(const cf32* d_y,
                        std::size_t n_symbols,
@@ -264,12 +255,6 @@ private:
                        bool queue);
     //! set_channel (h) or set_channel_encoded (codes, scale).
     void upload_channel(const cf32* h, const void* codes, float scale, float n0);
-    //! set_channel_device's two forms (d_n0 and d_active both null: host_n0).
-    void set_device_channel(const cf32* d_h,
-                            float host_n0,
-                            const float* d_n0,
-                            const int* d_active,
-                            void* stream);
     void drain();
 };
 

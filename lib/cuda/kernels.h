@@ -52,10 +52,6 @@ struct PrepareArgs {
     const void* h_codes;
     float h_scale;
     int code_precision, code_bytes;
-    //! Optional (DeviceChannel): N0 read from device memory in place of n0, and a flag
-    //! that, when 0, makes the launch return at once (nothing written or counted).
-    const float* n0_device;
-    const int* active;
 };
 enum ChannelCount : int {
     kChannelCountBad = 0,
@@ -97,9 +93,6 @@ struct EqualizeArgs {
     float h_scale;
     int code_precision;
     int code_bytes;
-    //! As PrepareArgs::n0_device and active (the chain's frames, planned on the GPU).
-    const float* n0_device;
-    const int* active;
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 //! Whether launch_equalize takes args.y_codes for `num_symbols` (the tiled kernel).

@@ -201,7 +201,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
             for (int j = 0; j < U; ++j)
                 if (j != lane)
                     interference += cnorm(cscale(g[lane][j], load));
-            const float noise = fmaxf(channel_n0(p), kLoading * gain_sum / U);
+            const float noise = fmaxf(p.n0, kLoading * gain_sum / U);
             const float disturbance = interference + noise * zf_noise_gain;
             if (lam > 0.0f && isfinite(lam) && isfinite(disturbance)) {
                 const float signal = lam * lam;
@@ -211,7 +211,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                 unusable = true;
             }
         } else if (usable && zf) {
-            const float noise = channel_n0(p) * zf_noise_gain;
+            const float noise = p.n0 * zf_noise_gain;
             r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
             il = 1.0f;
         } else if (usable && lam > 0.0f && isfinite(lam)) {
@@ -240,10 +240,9 @@ __device__ __forceinline__ float
 channel_load(const PrepareArgs& p, int attempt, float gain_sum, bool& regularized)
 {
     const float loading = kLoading * gain_sum / p.num_users;
-    const float n0 = channel_n0(p);
-    const bool low_n0 = n0 < loading;
+    const bool low_n0 = p.n0 < loading;
     regularized = low_n0 || attempt > 0;
-    return (p.mode == KernelMode::chol ? n0 : 0.0f) + (low_n0 ? loading : 0.0f) +
+    return (p.mode == KernelMode::chol ? p.n0 : 0.0f) + (low_n0 ? loading : 0.0f) +
            (attempt ? loading : 0.0f);
 }
 
@@ -265,9 +264,8 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
         erase_channel(p, sc, false, lane);
         return false;
     }
-    const float n0 = channel_n0(p);
-    const float load = iterative_load(n0, gain_sum, U);
-    const float n0_eff = n0 + load;
+    const float load = iterative_load(p.n0, gain_sum, U);
+    const float n0_eff = p.n0 + load;
     __syncwarp(); // every lane has read its G_uu
     if (user_lane)
         g[lane][lane].x += n0_eff;

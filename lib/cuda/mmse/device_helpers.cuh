@@ -17,22 +17,6 @@
 namespace mimodet {
 namespace cuda {
 
-/*! Channels whose N0 and presence the GPU decided (PrepareArgs/EqualizeArgs::
- * n0_device, active). skip_device_channel: the channel is absent, so the kernel returns
- * before it writes or counts anything (uniformly: every thread reads the same flag
- * before any barrier). channel_n0: N0, read where it is used (a copy of the argument
- * written once would cost registers through the whole kernel). */
-template <typename Args>
-__device__ __forceinline__ bool skip_device_channel(const Args& p)
-{
-    return p.active && !*p.active;
-}
-template <typename Args>
-__device__ __forceinline__ float channel_n0(const Args& p)
-{
-    return p.n0_device ? *p.n0_device : p.n0;
-}
-
 __device__ __forceinline__ float warp_sum(float v)
 {
 #pragma unroll

@@ -32,8 +32,6 @@ template <int UP>
 __global__ void __launch_bounds__(32 * kMaxWarpsPerBlock)
     equalize_direct_kernel(EqualizeArgs p)
 {
-    if (skip_device_channel(p))
-        return;
     extern __shared__ float2 smem[];
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
     const int nsc = p.num_subcarriers;

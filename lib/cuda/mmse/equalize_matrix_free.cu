@@ -75,8 +75,6 @@ template <int UP>
 __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
     equalize_matrix_free_kernel(EqualizeArgs p)
 {
-    if (skip_device_channel(p))
-        return;
     extern __shared__ float4 matrix_free_smem[]; // float4: 16-byte alignment
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
     const int nsc = p.num_subcarriers;
@@ -124,9 +122,8 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
     const bool bad_channel = !(max_gain > 0.0f) || !isfinite(gain_sum);
     // N0 = 0 or tiny: load, as the prepare kernel does (channel_state.cuh); the pairwise
     // bound then needs this user's row of G, formed only for such channels.
-    const float n0 = channel_n0(p);
-    const float load = iterative_load(n0, gain_sum / kGroups, U); // each group summed
-    const float n0_eff = n0 + load;
+    const float load = iterative_load(p.n0, gain_sum / kGroups, U); // each group summed
+    const float n0_eff = p.n0 + load;
     const float captured = load > 0.0f && !bad_channel // uniform per warp
                                ? strongest_partner<UP>(hs, B, U, own_gain, n0_eff)
                                : 0.0f;

@@ -668,9 +668,6 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
-    // (prep, when fused, carries the same flag as p: CudaDetector sets both)
-    if (skip_device_channel(p))
-        return;
     static_assert(!kFused || S >= UP,
                   "the fused tile covers G's columns with its groups");
     static_assert((UP / 2) * (S / kTileSymbolsPerThread) % UP == 0,

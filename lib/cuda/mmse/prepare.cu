@@ -87,8 +87,6 @@ template <int UP, bool kIterative>
 __global__ void __launch_bounds__(32 * max_prepare_warps(UP), UP >= 32 ? 1 : 4)
     prepare_kernel(PrepareArgs p)
 {
-    if (skip_device_channel(p))
-        return;
     extern __shared__ float4 prepare_smem[]; // float4: 16-byte alignment
     PrepareBlockSmem<UP>& blk = *reinterpret_cast<PrepareBlockSmem<UP>*>(prepare_smem);
     PrepareWarpSmem<UP>* warp_smem = reinterpret_cast<PrepareWarpSmem<UP>*>(

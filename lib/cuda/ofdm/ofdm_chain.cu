@@ -24,7 +24,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -522,63 +521,6 @@ __global__ void publish_kernel(const FrameMeta* meta,
         *host_count = count;
 }
 
-/*! The host's walk over a window's frames (Impl::walk_window), on the device, so that
- * their detections are queued before the host has seen them: which of the window's
- * `slots` hold a frame to detect (active 1) and its N0, as the host computes it (0 and
- * inactive for the rest, and for an erased frame: N0 not finite). walk[0] counts the
- * call's frames so far, walk[1] says the walk stopped (a frame cut by the end of the
- * samples, or max_out frames); later windows then detect nothing. */
-__global__ void plan_kernel(const FrameMeta* meta,
-                            const int* frame_count,
-                            int slots,
-                            long long max_out,
-                            float scale,
-                            double bins_summed,
-                            long long* walk,
-                            float* n0,
-                            int* active)
-{
-    if (threadIdx.x != 0 || blockIdx.x != 0)
-        return;
-    long long found = walk[0];
-    bool stopped = walk[1] != 0;
-    const int count = *frame_count;
-    for (int f = 0; f < slots; ++f) {
-        n0[f] = 0.0f;
-        active[f] = 0;
-    }
-    for (int f = 0; f < count && !stopped; ++f) {
-        const FrameMeta& m = meta[f];
-        if (m.status == kFrameCut || found == max_out) {
-            stopped = true;
-            break;
-        }
-        if (m.status != kFrameValid)
-            continue;
-        ++found;
-        const float v =
-            bins_summed > 0.0 ? static_cast<float>(m.noise * scale * scale / bins_summed)
-                              : 0.0f;
-        if (isfinite(v)) {
-            n0[f] = v;
-            active[f] = 1;
-        }
-    }
-    walk[0] = found;
-    walk[1] = stopped ? 1 : 0;
-}
-
-//! Diagnostics: MIMODET_CHAIN_HOST_DETECTION=1 queues every detection from the host,
-//! frame by frame, as the sphere decoders' route does (an A/B of the two routes).
-bool planning_disabled()
-{
-    static const bool off = [] {
-        const char* v = std::getenv("MIMODET_CHAIN_HOST_DETECTION");
-        return v && *v && std::string(v) != "0";
-    }();
-    return off;
-}
-
 int blocks_for(long long items, int threads)
 {
     return static_cast<int>((items + threads - 1) / threads);
@@ -645,11 +587,6 @@ struct CudaOfdmChain::Impl {
         cudaEvent_t uploaded = nullptr, input_free = nullptr, meta_ready = nullptr,
                     downloaded = nullptr;
         cudaEvent_t chain_begin = nullptr; //!< with meta_ready: ChainTimes::chain_ms
-        //! Planned detection (Impl::planned): per slot, N0 and whether it holds a frame
-        //! (plan_kernel), and the end of its detection.
-        std::unique_ptr<Buffer<float>> plan_n0;
-        std::unique_ptr<Buffer<int>> plan_active;
-        std::vector<cudaEvent_t> slot_done;
     };
     ChainTimes times;                      //!< of the current process() call
     std::size_t next_start = 0;            //!< of the current call's last frame
@@ -659,20 +596,6 @@ struct CudaOfdmChain::Impl {
     cufftHandle fft = 0, fine_fft = 0;
     bool fft_made = false, fine_fft_made = false;
     Precision precision = Precision::fp32; //!< storage of H and y (emulated)
-    /*! Planned detection (chol, cg, cr, zf without the gains): plan_kernel decides each
-     * window's frames and their N0 on the device and the detections of every slot are
-     * queued right after the window's chain, the absent ones returning at once
-     * (CudaDetector::set_channel_device with N0 on the device). The host's wait for a
-     * window's frames then only delays their downloads, not the GPU. Otherwise the host
-     * waits for the frames and queues a detection per frame with its N0. */
-    bool plannable = false;
-    bool planned = false; //!< in the current call
-    long long plan_limit = 0; //!< the current call's ChainOutputs::max_frames
-    bool tensors_out = false; //!< the current call downloads h or y
-    std::unique_ptr<Buffer<long long>> walk; //!< plan_kernel's walk[2]
-    //! Planned slots' detector calls that found no frame: stats() counted their
-    //! set_channel_device and symbols, detector_stats() takes them back out.
-    std::uint64_t empty_slots = 0;
 
     Impl(const OfdmConfig& o, const DetectorConfig& d, const ChainOptions& opt)
         : ofdm(o), options(opt)
@@ -691,8 +614,6 @@ struct CudaOfdmChain::Impl {
         dc.devices = { opt.device };
         dc.validate();
         precision = dc.precision;
-        plannable = dc.mode == DetectorMode::chol || dc.mode == DetectorMode::cg ||
-                    dc.mode == DetectorMode::cr || dc.mode == DetectorMode::zf;
         MIMODET_CUDA_CHECK(cudaSetDevice(opt.device));
         EngineOptions engine; // device API only: one stream, no host staging to speak of
         engine.device = opt.device;
@@ -805,13 +726,7 @@ struct CudaOfdmChain::Impl {
                 MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
             for (cudaEvent_t* e : { &s.chain_begin, &s.meta_ready })
                 MIMODET_CUDA_CHECK(cudaEventCreate(e));
-            s.plan_n0 = std::make_unique<Buffer<float>>(max_frames, false);
-            s.plan_active = std::make_unique<Buffer<int>>(max_frames, false);
-            s.slot_done.assign(max_frames, nullptr);
-            for (cudaEvent_t& e : s.slot_done)
-                MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
         }
-        walk = std::make_unique<Buffer<long long>>(2, false);
         for (cudaStream_t* s : { &upload, &compute, &download })
             MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
         int n = geo.N;
@@ -889,10 +804,6 @@ struct CudaOfdmChain::Impl {
             cufftDestroy(fft);
         if (fine_fft_made)
             cufftDestroy(fine_fft);
-        for (Set& s : sets)
-            for (cudaEvent_t e : s.slot_done)
-                if (e)
-                    cudaEventDestroy(e);
         for (Set& s : sets)
             for (cudaEvent_t e :
                  { s.uploaded, s.input_free, s.meta_ready, s.downloaded, s.chain_begin })
@@ -1056,17 +967,6 @@ struct CudaOfdmChain::Impl {
             x, scale, geo, s.count->get(), s.meta->get(), s.grid->get());
         MIMODET_CUDA_CHECK_LAUNCH("gather_kernel");
         MIMODET_CUDA_CHECK(cudaEventRecord(s.input_free, compute));
-        if (planned) {
-            // h, y and the plan are rewritten below: window k-2's detections (queued
-            // before its frames were known, so the compute stream never joined them)
-            // must be done, and when h and y are downloaded (tests), their copies. Only
-            // then: waiting for every download would put the host link in the chain's
-            // loop (measured: 14x real time instead of 19x on lte20-16x16).
-            for (cudaEvent_t e : s.slot_done)
-                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(compute, e, 0));
-            if (tensors_out)
-                MIMODET_CUDA_CHECK(cudaStreamWaitEvent(compute, s.downloaded, 0));
-        }
         MIMODET_CUFFT_CHECK(cufftExecC2C(fft,
                                          reinterpret_cast<cufftComplex*>(s.grid->get()),
                                          reinterpret_cast<cufftComplex*>(s.grid->get()),
@@ -1094,18 +994,6 @@ struct CudaOfdmChain::Impl {
                 s.grid->get(), unused_bins->get(), geo, s.count->get(), s.meta->get());
             MIMODET_CUDA_CHECK_LAUNCH("noise_kernel");
         }
-        if (planned) {
-            plan_kernel<<<1, 1, 0, compute>>>(s.meta->get(),
-                                              s.count->get(),
-                                              max_frames,
-                                              plan_limit,
-                                              geo.scale,
-                                              noise_bins(),
-                                              walk->get(),
-                                              s.plan_n0->get(),
-                                              s.plan_active->get());
-            MIMODET_CUDA_CHECK_LAUNCH("plan_kernel");
-        }
         publish_kernel<<<1, 32, 0, compute>>>(
             s.meta->get(), s.count->get(), s.mapped_meta, s.mapped_count);
         MIMODET_CUDA_CHECK_LAUNCH("publish_kernel");
@@ -1115,6 +1003,9 @@ struct CudaOfdmChain::Impl {
     //! How a call's walk went on after a window.
     enum class Walk { on, full, cut };
 
+    //! Waits for window k's frames, detects them and queues the LLR download; says
+    //! whether the walk goes on (a full output or a frame cut by the end of the samples
+    //! ends it, next_start / cut_resume tell where a later call resumes).
     //! Frame `index`'s gains from its detector into the call's gains buffers, queued.
     void copy_gains(const CudaDetector& detector, std::size_t index, cudaStream_t stream)
     {
@@ -1173,27 +1064,9 @@ struct CudaOfdmChain::Impl {
         }
     }
 
-    //! sum of |X|^2 over the unused bins -> N0: the bins summed per frame
-    double noise_bins() const
-    {
-        return static_cast<double>(geo.n_unused) * geo.B * geo.nd;
-    }
-
-    //! A frame of a window as the walk keeps it: its slot in the window (the search's
-    //! order) and its index in the call's outputs.
-    struct Found {
-        int slot;
-        std::size_t index;
-    };
-
-    //! Waits for window k's frames and walks them as OfdmReceiver would: appends each
-    //! frame to `frames` (and to `found`) and says whether the walk goes on (a full output
-    //! or a frame cut by the end of the samples ends it; next_start / cut_resume tell
-    //! where a later call resumes). plan_kernel makes the same walk on the device.
-    Walk walk_window(std::size_t k,
-                     const ChainOutputs& out,
-                     std::vector<ChainFrame>& frames,
-                     std::vector<Found>& found)
+    Walk issue_detection(std::size_t k,
+                         const ChainOutputs& out,
+                         std::vector<ChainFrame>& frames)
     {
         Set& s = sets[k % 2];
         const auto wait_from = std::chrono::steady_clock::now();
@@ -1204,8 +1077,13 @@ struct CudaOfdmChain::Impl {
         times.chain_ms += elapsed_ms(s.chain_begin, s.meta_ready);
         ++times.windows;
         const int count = *s.host_count->get();
-        const double bins_summed = noise_bins();
-        found.clear();
+        const double bins_summed = static_cast<double>(geo.n_unused) * geo.B * geo.nd;
+        const std::size_t first = frames.size();
+        // Frame j of the window on detector j and its stream, once the window's chain is
+        // done and the LLRs of two windows ago (same buffer) are downloaded. The compute
+        // stream joins them before the chain that reuses this set (window k+2), and the
+        // download stream before fetching the LLRs.
+        std::size_t detected = 0;
         Walk walk = Walk::on;
         for (int f = 0; f < count; ++f) {
             const FrameMeta& m = s.host_meta->get()[f];
@@ -1232,145 +1110,21 @@ struct CudaOfdmChain::Impl {
                 bins_summed > 0.0
                     ? static_cast<float>(m.noise * geo.scale * geo.scale / bins_summed)
                     : 0.0f;
-            found.push_back({ f, frames.size() });
+            const std::size_t index = frames.size();
             frames.push_back(frame);
-        }
-        if (walk == Walk::on && frames.size() == out.max_frames)
-            walk = Walk::full;
-        return walk;
-    }
-
-    //! Planned detection: every slot of window k, right after its chain (plan_kernel
-    //! said which hold a frame and their N0).
-    void issue_planned_detection(std::size_t k, const ChainOutputs& out)
-    {
-        Set& s = sets[k % 2];
-        for (int f = 0; f < max_frames; ++f) {
-            cudaStream_t stream = detect_streams[f];
-            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
-            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
             float2* h = s.h->get() + f * h_frame;
             float2* y = s.y->get() + f * y_frame;
-            quantize_frame(h, y, stream);
-            CudaDetector& detector = *detectors[f];
-            detector.set_channel_device(reinterpret_cast<const cf32*>(h),
-                                        s.plan_n0->get() + f,
-                                        s.plan_active->get() + f,
-                                        stream);
-            detector.detect_device(
-                reinterpret_cast<const cf32*>(y),
-                ofdm.num_data_symbols,
-                s.llr->get() + f * llr_frame,
-                out.x_hat ? reinterpret_cast<cf32*>(s.x_hat->get()) + f * x_frame : nullptr,
-                stream);
-            MIMODET_CUDA_CHECK(cudaEventRecord(s.slot_done[f], stream));
-        }
-        empty_slots += max_frames; // the frames detected are taken back in collect()
-    }
-
-    //! Planned detection: window k's frames once the host knows them, their outputs
-    //! downloaded (an erased frame's LLRs and x_hat zeroed first: its slot was skipped).
-    Walk collect(std::size_t k, const ChainOutputs& out, std::vector<ChainFrame>& frames)
-    {
-        Set& s = sets[k % 2];
-        std::vector<Found> found;
-        const Walk walk = walk_window(k, out, frames, found);
-        const LlrFormat format = out.llr_int8 ? LlrFormat::int8
-                                 : out.llr_fp16 ? LlrFormat::fp16
-                                                : LlrFormat::float32;
-        const std::size_t bytes = llr_bytes(format);
-        for (const Found& g : found) {
-            const int f = g.slot;
-            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(download, s.slot_done[f], 0));
-            float* llr = s.llr->get() + f * llr_frame;
-            float2* x_hat = out.x_hat ? s.x_hat->get() + f * x_frame : nullptr;
-            if (std::isfinite(frames[g.index].n0)) {
-                --empty_slots;
-            } else { // NaN/Inf samples in the frame: erased, as the CPU detector does
-                MIMODET_CUDA_CHECK(
-                    cudaMemsetAsync(llr, 0, llr_frame * sizeof(float), download));
-                if (x_hat)
-                    MIMODET_CUDA_CHECK(
-                        cudaMemsetAsync(x_hat, 0, x_frame * sizeof(cf32), download));
-            }
-            if (format == LlrFormat::float32) {
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.llr + g.index * llr_frame,
-                                                   llr,
-                                                   llr_frame * sizeof(float),
-                                                   cudaMemcpyDeviceToHost,
-                                                   download));
-            } else { // a quarter or half the bytes
-                std::uint16_t* narrow = s.llr_narrow->get() + f * llr_frame;
-                llrs_to_narrow(
-                    llr, llr_frame, format, options.llr_int8_scale, narrow, download);
-                char* dst = out.llr_int8 ? reinterpret_cast<char*>(out.llr_int8)
-                                         : reinterpret_cast<char*>(out.llr_fp16);
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(dst + g.index * llr_frame * bytes,
-                                                   narrow,
-                                                   llr_frame * bytes,
-                                                   cudaMemcpyDeviceToHost,
-                                                   download));
-            }
-            if (x_hat)
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.x_hat + g.index * x_frame,
-                                                   x_hat,
-                                                   x_frame * sizeof(cf32),
-                                                   cudaMemcpyDeviceToHost,
-                                                   download));
-            // Optional outputs (tests): straight into the caller's memory.
-            if (out.h)
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.h + g.index * h_frame,
-                                                   s.h->get() + f * h_frame,
-                                                   h_frame * sizeof(cf32),
-                                                   cudaMemcpyDeviceToHost,
-                                                   download));
-            if (out.y)
-                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.y + g.index * y_frame,
-                                                   s.y->get() + f * y_frame,
-                                                   y_frame * sizeof(cf32),
-                                                   cudaMemcpyDeviceToHost,
-                                                   download));
-        }
-        MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
-        return walk;
-    }
-
-    //! Narrow storage (emulated, as the CPU chain's QuantizingDetector): H per frame, y
-    //! per OFDM symbol, in the chain's own buffers.
-    void quantize_frame(float2* h, float2* y, cudaStream_t stream)
-    {
-        quantize_blocks(reinterpret_cast<cf32*>(h), h_frame, 1, precision, stream);
-        quantize_blocks(reinterpret_cast<cf32*>(y),
-                        y_frame / ofdm.num_data_symbols,
-                        ofdm.num_data_symbols,
-                        precision,
-                        stream);
-    }
-
-    //! Host-driven detection (the sphere decoders, BOX, or the gains asked for): waits
-    //! for window k's frames, detects each with its N0 and queues the LLR download.
-    Walk issue_detection(std::size_t k,
-                         const ChainOutputs& out,
-                         std::vector<ChainFrame>& frames)
-    {
-        Set& s = sets[k % 2];
-        std::vector<Found> found;
-        const Walk walk = walk_window(k, out, frames, found);
-        const std::size_t first = found.empty() ? frames.size() : found.front().index;
-        // Frame j of the window on detector j and its stream, once the window's chain is
-        // done and the LLRs of two windows ago (same buffer) are downloaded. The compute
-        // stream joins them before the chain that reuses this set (window k+2), and the
-        // download stream before fetching the LLRs.
-        std::size_t detected = 0;
-        for (const Found& g : found) {
-            const ChainFrame& frame = frames[g.index];
-            const std::size_t index = g.index;
-            float2* h = s.h->get() + g.slot * h_frame;
-            float2* y = s.y->get() + g.slot * y_frame;
             cudaStream_t stream = detect_streams[detected];
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
-            quantize_frame(h, y, stream);
+            // Narrow storage (emulated, as the CPU chain's QuantizingDetector): H per
+            // frame, y per OFDM symbol, in the chain's own buffers.
+            quantize_blocks(reinterpret_cast<cf32*>(h), h_frame, 1, precision, stream);
+            quantize_blocks(reinterpret_cast<cf32*>(y),
+                            y_frame / ofdm.num_data_symbols,
+                            ofdm.num_data_symbols,
+                            precision,
+                            stream);
             float* llr = s.llr->get() + detected * llr_frame;
             cf32* x_hat = out.x_hat ? reinterpret_cast<cf32*>(s.x_hat->get()) +
                                           detected * x_frame
@@ -1444,6 +1198,8 @@ struct CudaOfdmChain::Impl {
                                                download));
         }
         MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
+        if (walk == Walk::on && frames.size() == out.max_frames)
+            walk = Walk::full;
         return walk;
     }
 };
@@ -1513,24 +1269,13 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     }
     MIMODET_CUDA_CHECK(
         cudaMemsetAsync(m.resume->get(), 0, sizeof(unsigned long long), m.compute));
-    // The gains are copied per frame as it is detected: only the host-driven route has
-    // them (Impl::planned).
-    m.planned = m.plannable && !out.unbias && !planning_disabled();
-    if (m.planned) {
-        MIMODET_CUDA_CHECK(
-            cudaMemsetAsync(m.walk->get(), 0, 2 * sizeof(long long), m.compute));
-        m.plan_limit = static_cast<long long>(out.max_frames);
-        m.tensors_out = out.h || out.y;
-    }
-    // Pipeline: the upload of window k+2 and the chain of window k+1 (planned: and its
-    // detections) are queued before the host waits for window k's frames, so the copy
-    // engines and the GPU keep busy while it does.
+    // Pipeline: the upload of window k+2 and the chain of window k+1 are queued before
+    // the host waits for window k's frames, so the copy engines and the GPU keep busy
+    // while it does.
     m.issue_upload(0, antennas, format, samples);
     if (m.window_exists(1, samples))
         m.issue_upload(1, antennas, format, samples);
     m.issue_chain(0, format, samples);
-    if (m.planned)
-        m.issue_planned_detection(0, out);
     m.next_start = 0;
     m.cut_resume.reset();
     Impl::Walk walk = Impl::Walk::on;
@@ -1539,12 +1284,9 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
              ++k) {
             if (m.window_exists(k + 2, samples))
                 m.issue_upload(k + 2, antennas, format, samples);
-            if (m.window_exists(k + 1, samples)) {
+            if (m.window_exists(k + 1, samples))
                 m.issue_chain(k + 1, format, samples);
-                if (m.planned)
-                    m.issue_planned_detection(k + 1, out);
-            }
-            walk = m.planned ? m.collect(k, out, frames) : m.issue_detection(k, out, frames);
+            walk = m.issue_detection(k, out, frames);
         }
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
@@ -1581,10 +1323,6 @@ DetectorStats CudaOfdmChain::detector_stats() const
     DetectorStats s;
     for (const auto& detector : d_impl->detectors)
         s += detector->stats();
-    // Planned slots without a frame to detect returned at once (counted nothing on the
-    // device) but their calls were counted.
-    s.channels -= d_impl->empty_slots;
-    s.symbols -= d_impl->empty_slots * d_impl->ofdm.num_data_symbols;
     return s;
 }
 

@@ -518,8 +518,6 @@ TEST(UplinkDetector, NanSamplesInAFrameAreErasedAndCounted)
     for (std::size_t i = 0; i < per; ++i)
         ASSERT_EQ(g.llr[per + i], 0.0f) << "GPU, frame 1 LLR " << i;
     EXPECT_EQ(gpu->stats().bad_channel_subcarriers, 0u);
-    EXPECT_EQ(gpu->stats().channels, 2u); // the erased frame's detection was skipped
-    EXPECT_EQ(gpu->stats().symbols, 2 * o.num_data_symbols);
     auto gpu_pilot = make_uplink_detector(o, detector_config(Backend::cuda));
     const Detected gp = whole(*gpu_pilot, pilot_nan, 8, next);
     ASSERT_EQ(gp.frames.size(), 3u);
