@@ -534,7 +534,7 @@ struct CudaOfdmChain::Impl {
     OfdmConfig ofdm;
     ChainOptions options;
     Geometry geo{};
-    std::size_t step = 0;      //!< new samples per full window
+    std::size_t step = 0;      //!< new samples per window
     std::size_t tail = 0;      //!< samples a window shares with the next one
     std::size_t width = 0;     //!< W = step + tail
     int max_frames = 0;        //!< frames one window holds at most
@@ -590,11 +590,6 @@ struct CudaOfdmChain::Impl {
     };
     ChainTimes times;                      //!< of the current process() call
     std::size_t next_start = 0;            //!< of the current call's last frame
-    //! This call's windows: where each begins and the new samples it brings (plan()).
-    struct Window {
-        std::size_t begin = 0, step = 0;
-    };
-    std::vector<Window> windows;
     std::optional<std::size_t> cut_resume; //!< where a cut frame is searched again
     Set sets[2];
     cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
@@ -832,47 +827,14 @@ struct CudaOfdmChain::Impl {
         return buffer;
     }
 
-    //! The call's windows: full ones of `step`, except that the first two and the last
-    //! two bring a quarter and a half of it. The GPU waits for the first window's upload
-    //! and the call ends with the last window's chain, detection and download; short
-    //! windows there cut both (steady-state windows stay long: each re-reads a frame).
-    void plan(std::size_t samples)
-    {
-        windows.clear();
-        const std::size_t frame = ofdm.frame_samples(), per = options.frames_per_window;
-        const std::size_t frames = (samples + frame - 1) / frame;
-        std::vector<std::size_t> ramp; // in frames, shorter than a full window
-        for (std::size_t r : { per / 4, per / 2 })
-            if (r >= 1 && r < per && (ramp.empty() || r != ramp.back()))
-                ramp.push_back(r);
-        std::size_t ramps = 0;
-        for (std::size_t r : ramp)
-            ramps += 2 * r;
-        std::vector<std::size_t> sizes;
-        if (frames >= ramps + per) {
-            sizes = ramp;
-            const std::size_t middle = frames - ramps;
-            if (middle % per)
-                sizes.push_back(middle % per);
-            sizes.insert(sizes.end(), middle / per, per);
-            sizes.insert(sizes.end(), ramp.rbegin(), ramp.rend());
-        } else {
-            sizes.assign((frames + per - 1) / per, per);
-        }
-        std::size_t begin = 0;
-        for (std::size_t n : sizes) {
-            windows.push_back({ begin, n * frame });
-            begin += n * frame;
-        }
-    }
-    std::size_t window_begin(std::size_t k) const { return windows[k].begin; }
+    std::size_t window_begin(std::size_t k) const { return k * step; }
     bool window_exists(std::size_t k, std::size_t samples) const
     {
-        return k < windows.size() && window_begin(k) + ofdm.frame_samples() <= samples;
+        return window_begin(k) + ofdm.frame_samples() <= samples;
     }
     std::size_t window_data(std::size_t k, std::size_t samples) const
     {
-        return std::min(windows[k].step + tail, samples - window_begin(k));
+        return std::min(width, samples - window_begin(k));
     }
 
     //! Window k's samples into its set: the part it shares with window k-1 copied on the
@@ -895,7 +857,7 @@ struct CudaOfdmChain::Impl {
             shared = std::min(tail, data);
             MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(dst,
                                                  width * bytes,
-                                                 prev_dst + windows[k - 1].step * bytes,
+                                                 prev_dst + step * bytes,
                                                  width * bytes,
                                                  shared * bytes,
                                                  B,
@@ -952,8 +914,7 @@ struct CudaOfdmChain::Impl {
         // Crossings up to the next window's first search position or the last body whose
         // frame fits (OfdmReceiver's last_start + cp); peaks as far as the samples go.
         const int last_body = data - geo.frame + geo.cp;
-        const int limit =
-            std::min(static_cast<int>(windows[k].step) + geo.cp, last_body + 1);
+        const int limit = std::min(static_cast<int>(step) + geo.cp, last_body + 1);
         const int peak_last = n_metric - 1;
         search_kernel<<<1, kSearchThreads, 0, compute>>>(
             metric->get(),
@@ -1288,7 +1249,6 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
     m.times = ChainTimes{};
     if (next)
         *next = 0;
-    m.plan(samples);
     if (!out.max_frames || !m.window_exists(0, samples))
         return frames;
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));

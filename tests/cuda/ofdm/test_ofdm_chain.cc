@@ -197,38 +197,6 @@ TEST(CudaOfdmChain, FindsTheFramesOfTheCpuChainInEveryWindowing)
     }
 }
 
-// A long call starts and ends with short windows (a quarter and a half of the full
-// one): every frame across their boundaries is found once, as by the CPU chain.
-TEST(CudaOfdmChain, ShortFirstAndLastWindowsFindTheFramesOfTheCpuChain)
-{
-    SKIP_WITHOUT_GPU();
-    const OfdmConfig o = small_config();
-    const Stream s = make_stream(o, 25.0, -0.19, 14, 61);
-    const auto cpu = cpu_walk(o, s.rx);
-    ASSERT_EQ(cpu.size(), s.starts.size());
-    std::vector<const UplinkFrame*> truth;
-    for (const auto& t : s.truth)
-        truth.push_back(&t);
-    const std::size_t samples = s.rx[0].size(), frame = o.frame_samples();
-    const std::size_t frames = (samples + frame - 1) / frame;
-    ASSERT_GE(frames, 20u); // 8 frames per window: 2 + 4 + 8 + 4 + 2 at least
-    for (std::size_t per_window : { 4, 5, 8 }) {
-        cuda::ChainOptions opt;
-        opt.frames_per_window = per_window;
-        cuda::CudaOfdmChain chain(o, detector(DetectorMode::chol), opt);
-        const auto gpu =
-            run_chain(chain, pointers(s.rx), cuda::SampleFormat::cf32, samples, 16);
-        const std::string what = std::to_string(per_window) + " frames per window";
-        expect_matches_cpu(gpu, cpu, o, 1e-4, what);
-        const double ber =
-            expect_llrs_of_cpu_detector(gpu, o, detector(DetectorMode::chol), truth, what);
-        EXPECT_LT(ber, 2e-3) << what;
-        // More windows than full ones would take: the short ones were used.
-        EXPECT_GT(chain.last_times().windows, (frames + per_window - 1) / per_window)
-            << what;
-    }
-}
-
 TEST(CudaOfdmChain, IterativeDetectorsMatchTheCpuOnTheChainsTensors)
 {
     SKIP_WITHOUT_GPU();
