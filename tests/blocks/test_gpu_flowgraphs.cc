@@ -5,12 +5,12 @@
  */
 
 /* The GPU detector blocks inside real GNU Radio flowgraphs, against the same flowgraph
- * on the CPU backend: mmse_detector, box_detector, ofdm_uplink_detector and apsm_receiver fed by vector
- * sources with their tags, run by GNU Radio's scheduler with few items per work() call, so that frame
- * boundaries, a channel change, an N0-only update and training sections fall inside work()
- * calls. Hard
- * decisions must be identical and LLRs equal within float tolerance. Without a GPU each
- * test skips itself (CI); scripts/gpu-run-gnuradio runs them on a GPU machine. */
+ * on the CPU backend: mmse_detector, box_detector, fsd_detector, ofdm_uplink_detector and
+ * apsm_receiver fed by vector sources with their tags, run by GNU Radio's scheduler with
+ * few items per work() call, so that frame boundaries, a channel change, an N0-only
+ * update and training sections fall inside work() calls. Hard decisions must be
+ * identical and LLRs equal within float tolerance. Without a GPU each test skips itself
+ * (CI); scripts/gpu-run-gnuradio runs them on a GPU machine. */
 
 #include "ofdm_stream.h"
 #include <gnuradio/blocks/null_sink.h>
@@ -18,6 +18,7 @@
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <gnuradio/mimodet/box_detector.h>
+#include <gnuradio/mimodet/fsd_detector.h>
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <gnuradio/top_block.h>
@@ -236,6 +237,42 @@ TEST(GpuFlowgraph, MmseDetectorDisplaysMatchTheCpu)
         for (std::size_t i = 0; i < cpu.sinr_db.size(); ++i) {
             EXPECT_NEAR(gpu.sinr_db[i], cpu.sinr_db[i], 1e-3f) << i;
             EXPECT_NEAR(gpu.evm[i], cpu.evm[i], 1e-2f) << i;
+        }
+    }
+}
+
+// The sphere decoders on LTE's 4x4 16-QAM (roger2012's case), soft (SFSD) and hard
+// (FSD), the same frames, tags and work() splits as above.
+TEST(GpuFlowgraph, FsdDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::ChannelSimConfig c;
+    c.num_antennas = 4;
+    c.num_users = 4;
+    c.num_subcarriers = 72;
+    c.symbols_per_frame = 7;
+    c.modulation = mimodet::Modulation::qam16;
+    c.snr_db = 18.0;
+    c.seed = 43;
+    std::vector<cf32> y;
+    std::vector<gr::tag_t> tags;
+    three_frames(c, y, tags);
+    for (const std::string output : { "soft", "hard" }) {
+        auto fsd = [&](const std::string& backend) {
+            return gr::mimodet::fsd_detector::make(4, 4, 72, "16qam", output, 0, 0, backend);
+        };
+        const std::string mode = output == "soft" ? "sfsd" : "fsd";
+        for (int max_items : { 2, 3, 64 }) {
+            SCOPED_TRACE(output + ", max_noutput_items " + std::to_string(max_items));
+            const MmseRun cpu = run_detector_block(fsd("cpu"), c, y, tags, max_items);
+            const MmseRun gpu = run_detector_block(fsd("cuda"), c, y, tags, max_items);
+            EXPECT_EQ(cpu.implementation, "cpu-" + mode);
+            EXPECT_EQ(gpu.implementation, "cuda-" + mode);
+            EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
+            EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
+            EXPECT_EQ(gpu.erased_items, 0u);
+            ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
+            expect_same_llrs(gpu.llrs, cpu.llrs);
         }
     }
 }
