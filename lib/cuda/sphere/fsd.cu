@@ -755,6 +755,19 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     }
     // One fully expanded level (the default for 2-4 users) known at compile time.
     const int T = OneTop ? 1 : min(a.full_levels, N);
+    // Column c's point nearest rest / R_cc, sliced per axis by float rounding: x and the
+    // grid cell i L + q.
+    auto slice = [&](int c, float2 rest, float2& x) -> unsigned {
+        const float zi =
+            fminf(fmaxf(fmaf(rest.x, to_grid[c], half_span), 0.0f), L - 1.0f);
+        const float zq =
+            fminf(fmaxf(fmaf(rest.y, to_grid[c], half_span), 0.0f), L - 1.0f);
+        const float ri = zi + kRound, rq = zq + kRound;
+        x = make_float2(fmaf(ri - kRound, two_step, origin),
+                        fmaf(rq - kRound, two_step, origin));
+        return static_cast<unsigned>(__float_as_int(ri) - __float_as_int(kRound)) * L +
+               static_cast<unsigned>(__float_as_int(rq) - __float_as_int(kRound));
+    };
     /* fsd.cc's complete_by_sic on a path packed 8 bits per column: the columns of the top
      * `from` levels (point labels) as they are, the others sliced per axis by float
      * arithmetic; the sliced columns get point labels (as_labels), grid cells i L + q
@@ -773,15 +786,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             if (N - 1 - c < from) {
                 x[c] = s_pts[(packed >> (8 * c)) & 0xffu];
             } else {
-                const float zi = fminf(fmaxf(fmaf(rest.x, to_grid[c], half_span), 0.0f), L - 1.0f);
-                const float zq = fminf(fmaxf(fmaf(rest.y, to_grid[c], half_span), 0.0f), L - 1.0f);
-                const float ri = zi + kRound, rq = zq + kRound;
-                x[c] = make_float2(fmaf(ri - kRound, two_step, origin),
-                                   fmaf(rq - kRound, two_step, origin));
+                const unsigned cell = slice(c, rest, x[c]);
                 if constexpr (decltype(labels)::value != kDistanceOnly) {
-                    const unsigned cell =
-                        static_cast<unsigned>(__float_as_int(ri) - __float_as_int(kRound)) * L +
-                        static_cast<unsigned>(__float_as_int(rq) - __float_as_int(kRound));
                     const unsigned v = decltype(labels)::value == kLabels ? s_grid[cell] : cell;
                     packed = (packed & ~(0xffu << (8 * c))) | (v << (8 * c));
                 }
@@ -926,7 +932,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
             const unsigned differ = p ^ best_p;
 #pragma unroll
             for (int q = 0; q < NQ; ++q)
-                counter[q] = fminf(counter[q], bit_of(differ, q) ? d : INFINITY);
+                if (bit_of(differ, q))
+                    counter[q] = fminf(counter[q], d);
             if (d < best_d) {
                 below_best = true;
 #pragma unroll
@@ -937,25 +944,93 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
 #pragma unroll
         for (int s = 0; s < P; ++s)
             account(pp[s], pd[s]);
-        // The list extension: per kept path, level below the full expansion and bit, a
-        // branch with that bit flipped, completed by SIC; spread over the lanes.
-        const int per_path = (N - 1) * Q, tasks = keep * per_path;
-        for (int base = 0; base < tasks; base += G) {
-            const int task = base + lane;
-            const int j = min(task / per_path, keep - 1);
-            unsigned path = 0;
+        /* The list extension by kept path: lane j % G completes path j's (N-1) Q branches
+         * with one bit flipped. A branch flipped at column c shares the path above c: the
+         * distance there and those columns' interference on the columns below are formed
+         * once per path, and only the columns below c are sliced again. Above c its bits
+         * differ from the best path's where the kept path's do, so those counters take
+         * the least flipped distance once per path rather than once per branch. */
 #pragma unroll
-            for (int i = 0; i < K; ++i) {
-                const unsigned v = __shfl_sync(mask, mine[i], j % G, G);
-                if (i == j / G)
-                    path = v;
+        for (int i = 0; i < K; ++i) {
+            if (lane + i * G >= keep)
+                continue;
+            const unsigned path = mine[i];
+            float2 x[N];
+#pragma unroll
+            for (int c = 0; c < N; ++c)
+                x[c] = s_pts[(path >> (8 * c)) & 0xffu];
+            // base[c][cc], cc <= c: rot[cc] less the interference of the columns above c.
+            float2 base[N][N];
+#pragma unroll
+            for (int cc = 0; cc < N - 1; ++cc) {
+                float2 acc = rot[cc];
+#pragma unroll
+                for (int jj = N - 1; jj > cc; --jj) {
+                    acc.x -= R[cc][jj].x * x[jj].x - R[cc][jj].y * x[jj].y;
+                    acc.y -= R[cc][jj].x * x[jj].y + R[cc][jj].y * x[jj].x;
+                    base[jj - 1][cc] = acc;
+                }
             }
-            if (task < tasks) {
-                const int rest = task - j * per_path;
-                const int t = 1 + rest / Q, bit = rest % Q, c = N - 1 - t;
-                unsigned p = path ^ (1u << (8 * c + Q - 1 - bit));
-                const float d = complete(t + 1, p, as_labels()); // before account() reads p
-                account(p, d);
+            float above[N], least[N], run = 0.0f;
+#pragma unroll
+            for (int c = N - 1; c >= 0; --c) {
+                above[c] = run;
+                least[c] = INFINITY;
+                const float2 rest = c == N - 1 ? rot[c] : base[c][c];
+                const float ex = rest.x - rcc[c] * x[c].x, ey = rest.y - rcc[c] * x[c].y;
+                run += ex * ex + ey * ey;
+            }
+#pragma unroll
+            for (int c = N - 2; c >= 0; --c) {
+#pragma unroll
+                for (int b = 0; b < Q; ++b) {
+                    const unsigned flip = 1u << (Q - 1 - b);
+                    unsigned p = path ^ (flip << (8 * c));
+                    float2 xs[N];
+                    xs[c] = s_pts[((path >> (8 * c)) & 0xffu) ^ flip];
+                    const float ex = base[c][c].x - rcc[c] * xs[c].x,
+                                ey = base[c][c].y - rcc[c] * xs[c].y;
+                    float d = above[c] + (ex * ex + ey * ey);
+#pragma unroll
+                    for (int cc = c - 1; cc >= 0; --cc) {
+                        float2 rest = base[c][cc];
+#pragma unroll
+                        for (int jj = c; jj > cc; --jj) {
+                            rest.x -= R[cc][jj].x * xs[jj].x - R[cc][jj].y * xs[jj].y;
+                            rest.y -= R[cc][jj].x * xs[jj].y + R[cc][jj].y * xs[jj].x;
+                        }
+                        const unsigned v = s_grid[slice(cc, rest, xs[cc])];
+                        p = (p & ~(0xffu << (8 * cc))) | (v << (8 * cc));
+                        const float fx = rest.x - rcc[cc] * xs[cc].x,
+                                    fy = rest.y - rcc[cc] * xs[cc].y;
+                        d += fx * fx + fy * fy;
+                    }
+                    widest = fmaxf(widest, d);
+                    least[c] = fminf(least[c], d);
+                    const unsigned differ = p ^ best_p;
+#pragma unroll
+                    for (int q = 0; q < (c + 1) * Q; ++q)
+                        if (bit_of(differ, q))
+                            counter[q] = fminf(counter[q], d);
+                    if (d < best_d) {
+                        below_best = true;
+#pragma unroll
+                        for (int q = 0; q < NQ; ++q)
+                            if (!bit_of(differ, q))
+                                same[q] = fminf(same[q], d);
+                    }
+                }
+            }
+            // The columns above each flipped one: where this path differs from the best.
+            const unsigned differ = path ^ best_p;
+            float m = INFINITY;
+#pragma unroll
+            for (int cc = 1; cc < N; ++cc) {
+                m = fminf(m, least[cc - 1]);
+#pragma unroll
+                for (int q = cc * Q; q < (cc + 1) * Q; ++q)
+                    if (bit_of(differ, q))
+                        counter[q] = fminf(counter[q], m);
             }
         }
         // Reduce-scatter of the minima over the group: lane l ends with bits [l S, l S + S).
