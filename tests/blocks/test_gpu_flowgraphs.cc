@@ -103,23 +103,26 @@ MmseRun run_detector_block(std::shared_ptr<Block> det,
              det->erased_items() };
 }
 
+//! mmse_detector, chol on 16-QAM, of c's dimensions.
+gr::mimodet::mmse_detector::sptr make_mmse(const mimodet::ChannelSimConfig& c,
+                                           const std::string& backend)
+{
+    return gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
+                                            static_cast<int>(c.num_users),
+                                            static_cast<int>(c.num_subcarriers),
+                                            "16qam",
+                                            "chol",
+                                            3,
+                                            backend);
+}
+
 MmseRun run_mmse(const std::string& backend,
                  const mimodet::ChannelSimConfig& c,
                  const std::vector<cf32>& y,
                  const std::vector<gr::tag_t>& tags,
                  int max_items)
 {
-    return run_detector_block(gr::mimodet::mmse_detector::make(static_cast<int>(c.num_antennas),
-                                                               static_cast<int>(c.num_users),
-                                                               static_cast<int>(c.num_subcarriers),
-                                                               "16qam",
-                                                               "chol",
-                                                               3,
-                                                               backend),
-                              c,
-                              y,
-                              tags,
-                              max_items);
+    return run_detector_block(make_mmse(c, backend), c, y, tags, max_items);
 }
 
 //! Three frames of the simulator, a new channel on each frame's first item and an
@@ -145,6 +148,31 @@ void three_frames(const mimodet::ChannelSimConfig& c,
     }
 }
 
+//! A detector block made by `make(backend)` on the CPU and the GPU, over three_frames'
+//! frames and tags, in work() calls of 2, 3 and 64 items at most: the implementations
+//! named `mode` ("cpu-" and "cuda-" before it), the same channel updates (three channels
+//! and an N0-only one), nothing erased, and the same LLRs.
+template <class Make>
+void expect_gpu_block_matches_cpu(Make make,
+                                  const std::string& mode,
+                                  const mimodet::ChannelSimConfig& c,
+                                  const std::vector<cf32>& y,
+                                  const std::vector<gr::tag_t>& tags)
+{
+    for (int max_items : { 2, 3, 64 }) {
+        SCOPED_TRACE(mode + ", max_noutput_items " + std::to_string(max_items));
+        const MmseRun cpu = run_detector_block(make("cpu"), c, y, tags, max_items);
+        const MmseRun gpu = run_detector_block(make("cuda"), c, y, tags, max_items);
+        EXPECT_EQ(cpu.implementation, "cpu-" + mode);
+        EXPECT_EQ(gpu.implementation, "cuda-" + mode);
+        EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
+        EXPECT_EQ(gpu.channel_updates, 4u);
+        EXPECT_EQ(gpu.erased_items, 0u);
+        ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+    }
+}
+
 TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
 {
     SKIP_WITHOUT_GPU_BACKEND();
@@ -158,18 +186,8 @@ TEST(GpuFlowgraph, MmseDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
     std::vector<cf32> y;
     std::vector<gr::tag_t> tags;
     three_frames(c, y, tags);
-    for (int max_items : { 2, 3, 64 }) {
-        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
-        const MmseRun cpu = run_mmse("cpu", c, y, tags, max_items);
-        const MmseRun gpu = run_mmse("cuda", c, y, tags, max_items);
-        EXPECT_EQ(cpu.implementation, "cpu-chol");
-        EXPECT_EQ(gpu.implementation, "cuda-chol");
-        EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
-        EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
-        EXPECT_EQ(gpu.erased_items, 0u);
-        ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
-        expect_same_llrs(gpu.llrs, cpu.llrs);
-    }
+    auto mmse = [&](const std::string& backend) { return make_mmse(c, backend); };
+    expect_gpu_block_matches_cpu(mmse, "chol", c, y, tags);
 }
 
 struct DisplayRun {
@@ -261,19 +279,7 @@ TEST(GpuFlowgraph, FsdDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
         auto fsd = [&](const std::string& backend) {
             return gr::mimodet::fsd_detector::make(4, 4, 72, "16qam", output, 0, 0, backend);
         };
-        const std::string mode = output == "soft" ? "sfsd" : "fsd";
-        for (int max_items : { 2, 3, 64 }) {
-            SCOPED_TRACE(output + ", max_noutput_items " + std::to_string(max_items));
-            const MmseRun cpu = run_detector_block(fsd("cpu"), c, y, tags, max_items);
-            const MmseRun gpu = run_detector_block(fsd("cuda"), c, y, tags, max_items);
-            EXPECT_EQ(cpu.implementation, "cpu-" + mode);
-            EXPECT_EQ(gpu.implementation, "cuda-" + mode);
-            EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
-            EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
-            EXPECT_EQ(gpu.erased_items, 0u);
-            ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
-            expect_same_llrs(gpu.llrs, cpu.llrs);
-        }
+        expect_gpu_block_matches_cpu(fsd, output == "soft" ? "sfsd" : "fsd", c, y, tags);
     }
 }
 
@@ -333,18 +339,7 @@ TEST(GpuFlowgraph, BoxDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
         return gr::mimodet::box_detector::make(16, 16, 48, "qpsk", 20, "lmmse", true, 0.0f,
                                                backend);
     };
-    for (int max_items : { 2, 3, 64 }) {
-        SCOPED_TRACE("max_noutput_items " + std::to_string(max_items));
-        const MmseRun cpu = run_detector_block(box("cpu"), c, y, tags, max_items);
-        const MmseRun gpu = run_detector_block(box("cuda"), c, y, tags, max_items);
-        EXPECT_EQ(cpu.implementation, "cpu-box");
-        EXPECT_EQ(gpu.implementation, "cuda-box");
-        EXPECT_EQ(gpu.channel_updates, cpu.channel_updates);
-        EXPECT_EQ(gpu.channel_updates, 4u); // three channels, one N0-only update
-        EXPECT_EQ(gpu.erased_items, 0u);
-        ASSERT_EQ(cpu.llrs.size(), 21u * c.dims().llr_items());
-        expect_same_llrs(gpu.llrs, cpu.llrs);
-    }
+    expect_gpu_block_matches_cpu(box, "box", c, y, tags);
 }
 
 TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
