@@ -7,8 +7,6 @@
 #include "ofdm_uplink_detector_impl.h"
 #include "detector_block.h"
 #include "erasure_warning.h"
-#include <gnuradio/block_detail.h>
-#include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <mimodet/layout.h>
 #include <pmt/pmt.h>
@@ -168,31 +166,14 @@ ofdm_uplink_detector_impl::ofdm_uplink_detector_impl(
         set_history(static_cast<unsigned>(d_batch_frames * frame + 1));
         set_min_output_buffer(
             static_cast<long>(2 * d_batch_frames * d_config.num_data_symbols));
-        d_pipelined = !d_equalized && !d_quality_on;
     }
-}
-
-bool ofdm_uplink_detector_impl::upstream_done() const
-{
-    const auto d = detail();
-    if (!d)
-        return false;
-    for (int i = 0; i < d->ninputs(); ++i)
-        if (!d->input(i)->done())
-            return false;
-    return true;
 }
 
 void ofdm_uplink_detector_impl::forecast(int, gr_vector_int& ninput_items_required)
 {
-    // Frames held for the next call and no more samples to come: a call on what is
-    // there returns them (the scheduler would end the block otherwise).
-    const bool release = !d_held.empty() && upstream_done();
     std::fill(ninput_items_required.begin(),
               ninput_items_required.end(),
-              release ? 0
-                      : static_cast<int>(std::max(d_config.frame_samples(), d_need) +
-                                         history() - 1));
+              static_cast<int>(std::max(d_config.frame_samples(), d_need) + history() - 1));
 }
 
 int ofdm_uplink_detector_impl::general_work(int noutput_items,
@@ -220,22 +201,13 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
         d_input.antennas[b] = static_cast<const char*>(input_items[b]) + skip * item_bytes;
     d_input.samples = usable;
     std::size_t next = 0;
-    /* Pipelined on the GPU: the frames held from the last call have their LLRs on their
-     * way into the first output slots. This call finds its own frames, queues their
-     * LLRs into the slots after those, waits for the held ones and returns them; its own
-     * stay in flight while GNU Radio moves on, and are returned by the next call (which
-     * forecast() makes sure comes at the end of the stream). */
-    const std::size_t held = d_held.size();
-    const std::size_t room = static_cast<std::size_t>(noutput_items) / nd;
-    const std::size_t max_frames = room > held ? room - held : 0;
-    const std::size_t llr_item_bytes = output_signature()->sizeof_stream_item(0);
-    const bool keep_in_flight = d_pipelined && !upstream_done();
+    const std::size_t max_frames = static_cast<std::size_t>(noutput_items) / nd;
     std::vector<::mimodet::DetectedFrame> found;
     {
         std::lock_guard<std::mutex> lock(d_mutex);
         if (d_on_gpu)
             d_pins.pin_stream_buffers(*this, d_logger);
-        d_output.llr = static_cast<char*>(output_items[0]) + held * nd * llr_item_bytes;
+        d_output.llr = output_items[0];
         d_output.max_frames = max_frames;
         const std::size_t items = d_config.dims().symbol_items();
         if (d_equalized) {
@@ -248,54 +220,35 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
             d_sinr.resize(max_frames * items);
             d_output.sinr = d_sinr.data();
         }
-        if (max_frames == 0)
-            d_chain->complete(); // no room for more: return the held frames
-        else if (keep_in_flight)
-            found = d_chain->submit(d_input, d_output, next);
-        else // (also waits for the held frames)
-            found = d_chain->process(d_input, d_output, next);
+        found = d_chain->process(d_input, d_output, next);
         const auto now = std::chrono::steady_clock::now();
         if (!found.empty() && !d_warned_bad_inputs && now >= d_next_check) {
             warn_once_about_bad_inputs();
             d_next_check = now + std::chrono::seconds(1);
         }
     }
-    // The held frames come first in the output, then this call's.
-    std::vector<held_frame> frames = std::move(d_held);
-    d_held.clear();
     for (std::size_t f = 0; f < found.size(); ++f) {
-        const std::uint64_t start = first + found[f].start;
-        frames.push_back(
-            { found[f],
-              start,
-              frame_tags(
-                  d_frames + frames.size(), start, found[f].cfo, found[f].n0, d_gaps) });
-    }
-    // (room >= held: a call's frames fit the space its call had, and space only grows)
-    const std::size_t returned = std::min(keep_in_flight ? held : frames.size(), room);
-    for (std::size_t f = 0; f < returned; ++f) {
-        const auto& frame = frames[f].frame;
         const std::uint64_t item = nitems_written(0) + f * nd;
-        for (const auto& [key, value] : frames[f].tags)
+        const std::uint64_t start = first + found[f].start;
+        for (const auto& [key, value] :
+             frame_tags(d_frames, start, found[f].cfo, found[f].n0, d_gaps))
             add_item_tag(0, item, key, value);
-        if (frame.erased()) {
+        if (found[f].erased()) {
             d_erased_items += nd;
             d_logger->error("frame {:d} (first sample {:d}): N0 is not finite ({:g}), "
                             "NaN/Inf samples in the frame; its {:d} LLR items are 0 "
                             "(counted in erased_items())",
                             static_cast<std::uint64_t>(d_frames),
-                            frames[f].start,
-                            frame.n0,
+                            start,
+                            found[f].n0,
                             nd);
         }
-        if (d_quality_on) // (never pipelined: f indexes this call's outputs)
+        if (d_quality_on)
             publish_quality(f, output_items);
         ++d_frames;
-        d_last_cfo = frame.cfo;
-        d_last_n0 = frame.n0;
+        d_last_cfo = found[f].cfo;
+        d_last_n0 = found[f].n0;
     }
-    d_held.assign(std::make_move_iterator(frames.begin() + returned),
-                  std::make_move_iterator(frames.end()));
     // Before a gap nothing more will arrive: unless the output space stopped the search,
     // what is left (nothing, or a frame the gap cuts) is dropped.
     std::size_t consumed = next;
@@ -304,7 +257,7 @@ int ofdm_uplink_detector_impl::general_work(int noutput_items,
     // The search ran and could neither find nor drop anything: it needs more samples.
     d_need = consumed == 0 && found.empty() && max_frames > 0 ? available + 1 : 0;
     consume_each(static_cast<int>(consumed));
-    return static_cast<int>(returned * nd);
+    return static_cast<int>(found.size() * nd);
 }
 
 void ofdm_uplink_detector_impl::publish_quality(std::size_t f,
@@ -335,10 +288,6 @@ void ofdm_uplink_detector_impl::publish_quality(std::size_t f,
 bool ofdm_uplink_detector_impl::stop()
 {
     std::lock_guard<std::mutex> lock(d_mutex);
-    // Stopped with frames held (tb.stop() mid-stream): their LLRs land before GNU Radio
-    // frees the buffers; the frames are dropped with the rest of the stream.
-    d_chain->complete();
-    d_held.clear();
     warn_once_about_bad_inputs(); // what the last second's frames erased
     d_pins.release();             // before GNU Radio frees its buffers
     return true;

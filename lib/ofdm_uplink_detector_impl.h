@@ -35,16 +35,6 @@ private:
     mutable std::mutex d_mutex; // d_chain: work() against the counters' getters
     pinned_buffers d_pins;      // GPU: the stream buffers, read and written by DMA
     bool d_on_gpu;              // the chain runs on a GPU
-    // GPU without display outputs: general_work() is pipelined by one call. The frames
-    // the last call found, their LLRs still on their way into the first output slots,
-    // with their tags (made when found: rx_time references move on).
-    bool d_pipelined = false;
-    struct held_frame {
-        ::mimodet::DetectedFrame frame;
-        std::uint64_t start; // absolute sample
-        std::vector<std::pair<pmt::pmt_t, pmt::pmt_t>> tags;
-    };
-    std::vector<held_frame> d_held;
     std::size_t d_batch_frames = 1; // GPU: frames GNU Radio's buffers are sized for
     // Samples (after the history) the last search needed and did not have: a frame cut by
     // the end of them. forecast() asks for these, so that at the end of the stream the
@@ -65,7 +55,6 @@ private:
 
     ::mimodet::DetectorStats stats() const;
     void warn_once_about_bad_inputs(); // caller holds d_mutex
-    bool upstream_done() const;        // every input's writer has finished
     //! Frame f of this call's quality outputs and message (quality_output).
     void publish_quality(std::size_t f, gr_vector_void_star& output_items);
 

@@ -86,19 +86,6 @@ public:
      * out.sinr, when given, are written for the same frames. */
     virtual std::vector<DetectedFrame>
     process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) = 0;
-    /*! process() that may leave the LLRs of its frames in flight, so that a GPU writes
-     * them while the caller moves on: they are written at out.llr once complete() or the
-     * next submit() or process() has returned, each of which waits for them first. What
-     * it returns (frames, `next`) is final, and the samples may be reused, when it
-     * returns. Out.symbols and out.sinr, when given, are written before it returns. The
-     * CPU chain, and the GPU chain with out.symbols or out.sinr, are process(). */
-    virtual std::vector<DetectedFrame>
-    submit(const UplinkInput& in, const UplinkOutput& out, std::size_t& next)
-    {
-        return process(in, out, next);
-    }
-    //! Waits for the LLRs of the last submit(), if any are in flight.
-    virtual void complete() {}
     //! process() on cf32 samples with float32 LLRs.
     std::vector<DetectedFrame> process(const std::vector<const cf32*>& antennas,
                                        std::size_t samples,

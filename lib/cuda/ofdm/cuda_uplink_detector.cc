@@ -27,29 +27,6 @@ public:
     std::vector<DetectedFrame>
     process(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) override
     {
-        return run(in, out, next, false);
-    }
-    std::vector<DetectedFrame>
-    submit(const UplinkInput& in, const UplinkOutput& out, std::size_t& next) override
-    {
-        return run(in, out, next, true);
-    }
-    void complete() override { d_chain.complete(); }
-
-    std::string name() const override
-    {
-        // As the CPU chain's QuantizingDetector says it: "cuda-chol-fp16".
-        return "cuda-" + to_string(d_detector.mode) +
-               (d_detector.precision == Precision::fp32
-                    ? std::string()
-                    : "-" + to_string(d_detector.precision));
-    }
-    DetectorStats stats() const override { return d_chain.detector_stats(); }
-
-private:
-    std::vector<DetectedFrame>
-    run(const UplinkInput& in, const UplinkOutput& out, std::size_t& next, bool async)
-    {
         check(in, out);
         // Only the scales in use were checked (check()); the others keep the defaults.
         d_chain.set_scales(in.format == SampleFormat::sc16 ? in.sc16_scale
@@ -80,10 +57,7 @@ private:
                 d_sinr.resize(out.max_frames * gains);
             to.sinr = out.sinr ? out.sinr : d_sinr.data();
         }
-        // (the chain's submit() is synchronous when the display outputs are asked for)
-        const auto found =
-            async ? d_chain.submit(in.antennas, in.format, in.samples, to, &next)
-                  : d_chain.process(in.antennas, in.format, in.samples, to, &next);
+        const auto found = d_chain.process(in.antennas, in.format, in.samples, to, &next);
         if (out.symbols)
             for (std::size_t f = 0; f < found.size(); ++f)
                 remove_bias(out.symbols + f * d_ofdm.num_data_symbols * gains,
@@ -96,6 +70,17 @@ private:
         return frames;
     }
 
+    std::string name() const override
+    {
+        // As the CPU chain's QuantizingDetector says it: "cuda-chol-fp16".
+        return "cuda-" + to_string(d_detector.mode) +
+               (d_detector.precision == Precision::fp32
+                    ? std::string()
+                    : "-" + to_string(d_detector.precision));
+    }
+    DetectorStats stats() const override { return d_chain.detector_stats(); }
+
+private:
     static ChainOptions chain_options(const DetectorConfig& d)
     {
         ChainOptions options;

@@ -593,10 +593,6 @@ struct CudaOfdmChain::Impl {
     std::optional<std::size_t> cut_resume; //!< where a cut frame is searched again
     Set sets[2];
     cudaStream_t upload = nullptr, compute = nullptr, download = nullptr;
-    //! Recorded after the downloads of a submit() left in flight
-    //! (CudaOfdmChain::complete)
-    cudaEvent_t submitted = nullptr;
-    bool in_flight = false;
     cufftHandle fft = 0, fine_fft = 0;
     bool fft_made = false, fine_fft_made = false;
     Precision precision = Precision::fp32; //!< storage of H and y (emulated)
@@ -733,7 +729,6 @@ struct CudaOfdmChain::Impl {
         }
         for (cudaStream_t* s : { &upload, &compute, &download })
             MIMODET_CUDA_CHECK(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking));
-        MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&submitted, cudaEventDisableTiming));
         int n = geo.N;
         MIMODET_CUFFT_CHECK(
             cufftPlanMany(&fft,
@@ -805,8 +800,6 @@ struct CudaOfdmChain::Impl {
         for (cudaEvent_t e : frame_detected)
             if (e)
                 cudaEventDestroy(e);
-        if (submitted)
-            cudaEventDestroy(submitted);
         if (fft_made)
             cufftDestroy(fft);
         if (fine_fft_made)
@@ -1237,37 +1230,6 @@ std::vector<ChainFrame> CudaOfdmChain::process(const std::vector<const void*>& a
                                                const ChainOutputs& out,
                                                std::size_t* next)
 {
-    return run(antennas, format, samples, out, next, false);
-}
-
-std::vector<ChainFrame> CudaOfdmChain::submit(const std::vector<const void*>& antennas,
-                                              SampleFormat format,
-                                              std::size_t samples,
-                                              const ChainOutputs& out,
-                                              std::size_t* next)
-{
-    // The optional outputs are gathered on the host after the work: synchronous.
-    const bool extras = out.h || out.y || out.x_hat || out.unbias;
-    return run(antennas, format, samples, out, next, !extras);
-}
-
-void CudaOfdmChain::complete()
-{
-    Impl& m = *d_impl;
-    if (!m.in_flight)
-        return;
-    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
-    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.submitted));
-    m.in_flight = false;
-}
-
-std::vector<ChainFrame> CudaOfdmChain::run(const std::vector<const void*>& antennas,
-                                           SampleFormat format,
-                                           std::size_t samples,
-                                           const ChainOutputs& out,
-                                           std::size_t* next,
-                                           bool leave_in_flight)
-{
     Impl& m = *d_impl;
     if (antennas.size() != m.ofdm.num_antennas)
         throw std::invalid_argument("GPU OFDM chain: " + std::to_string(antennas.size()) +
@@ -1287,10 +1249,8 @@ std::vector<ChainFrame> CudaOfdmChain::run(const std::vector<const void*>& anten
     m.times = ChainTimes{};
     if (next)
         *next = 0;
-    if (!out.max_frames || !m.window_exists(0, samples)) {
-        complete();
+    if (!out.max_frames || !m.window_exists(0, samples))
         return frames;
-    }
     MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
     // The display outputs' device buffers, made the first time they are asked for.
     if (out.x_hat)
@@ -1328,29 +1288,19 @@ std::vector<ChainFrame> CudaOfdmChain::run(const std::vector<const void*>& anten
                 m.issue_chain(k + 1, format, samples);
             walk = m.issue_detection(k, out, frames);
         }
-        // The samples are the caller's again once uploaded (a full or cut walk may have
-        // queued a window more than it used). The last call's LLRs are in the download
-        // stream before this call's: once they are written, only this call's are left.
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
         MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.upload));
-        complete();
-        if (leave_in_flight) {
-            MIMODET_CUDA_CHECK(cudaEventRecord(m.submitted, m.download));
-            m.in_flight = true;
-        } else {
-            MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.compute));
-            MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.download));
-            for (cudaStream_t s : m.detect_streams)
-                MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
-            if (out.unbias)
-                m.download_gains(out, frames.size());
-        }
+        for (cudaStream_t s : m.detect_streams)
+            MIMODET_CUDA_CHECK(cudaStreamSynchronize(s));
+        if (out.unbias)
+            m.download_gains(out, frames.size());
     } catch (...) {
         // Nothing queued may outlive the call: the caller's buffers go away.
         for (cudaStream_t s : { m.compute, m.download, m.upload })
             cudaStreamSynchronize(s);
         for (cudaStream_t s : m.detect_streams)
             cudaStreamSynchronize(s);
-        m.in_flight = false;
         throw;
     }
     if (next) {
@@ -1370,8 +1320,6 @@ ChainTimes CudaOfdmChain::last_times() const { return d_impl->times; }
 DetectorStats CudaOfdmChain::detector_stats() const
 {
     MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));
-    if (d_impl->in_flight) // the detectors' counters of the last submit() are final
-        MIMODET_CUDA_CHECK(cudaEventSynchronize(d_impl->submitted));
     DetectorStats s;
     for (const auto& detector : d_impl->detectors)
         s += detector->stats();

@@ -118,19 +118,6 @@ public:
                                     const ChainOutputs& outputs,
                                     std::size_t* next = nullptr);
 
-    /*! process() that leaves the LLR downloads of its frames in flight, so that the GPU
-     * finishes them while the caller moves on: they are written once complete() or the
-     * next submit() or process() has returned (each of these waits for them). The
-     * samples may be reused when it returns. With h, y, x_hat or unbias asked for it is
-     * process(). */
-    std::vector<ChainFrame> submit(const std::vector<const void*>& antennas,
-                                   SampleFormat format,
-                                   std::size_t samples,
-                                   const ChainOutputs& outputs,
-                                   std::size_t* next = nullptr);
-    //! Waits for the LLRs of the last submit(), if any are in flight.
-    void complete();
-
     //! ChainOptions::sc16_scale and llr_int8_scale for the calls after this one (both
     //! finite and > 0).
     void set_scales(float sc16_scale, float llr_int8_scale);
@@ -143,12 +130,6 @@ public:
     DetectorStats detector_stats() const;
 
 private:
-    std::vector<ChainFrame> run(const std::vector<const void*>& antennas,
-                                SampleFormat format,
-                                std::size_t samples,
-                                const ChainOutputs& outputs,
-                                std::size_t* next,
-                                bool leave_in_flight);
     struct Impl;
     std::unique_ptr<Impl> d_impl;
 };

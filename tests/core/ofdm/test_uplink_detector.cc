@@ -97,47 +97,6 @@ Detected in_pieces(UplinkDetector& det, const Stream& s, std::size_t chunk)
     return r;
 }
 
-/*! in_pieces through submit(), as the GPU block calls it: each call's samples are a copy
- * that is poisoned as soon as submit() returns, and each call's LLRs go to the slots
- * after the frames so far, read only after complete(). */
-Detected submitted_in_pieces(UplinkDetector& det, const Stream& s, std::size_t chunk)
-{
-    const std::size_t total = s.rx[0].size(), per = llr_per_frame(det.ofdm());
-    Detected r;
-    std::vector<float> llr(64 * per, std::nanf(""));
-    std::size_t consumed = 0, arrived = 0;
-    std::vector<std::vector<cf32>> copy(s.rx.size());
-    while (arrived < total) {
-        arrived = std::min(total, arrived + chunk);
-        std::vector<const void*> at;
-        for (std::size_t b = 0; b < s.rx.size(); ++b) {
-            copy[b].assign(s.rx[b].begin() + static_cast<std::ptrdiff_t>(consumed),
-                           s.rx[b].begin() + static_cast<std::ptrdiff_t>(arrived));
-            at.push_back(copy[b].data());
-        }
-        UplinkInput in;
-        in.antennas = at;
-        in.samples = arrived - consumed;
-        UplinkOutput out;
-        out.llr = llr.data() + r.frames.size() * per;
-        out.max_frames = 8;
-        std::size_t next = 0;
-        const auto frames = det.submit(in, out, next);
-        for (auto& a : copy) // the samples are the caller's again
-            std::fill(a.begin(), a.end(), cf32(std::nanf(""), std::nanf("")));
-        for (auto f : frames) {
-            f.start += consumed;
-            r.frames.push_back(f);
-        }
-        EXPECT_LE(next, arrived - consumed);
-        consumed += next;
-    }
-    det.complete();
-    llr.resize(r.frames.size() * per);
-    r.llr = llr;
-    return r;
-}
-
 void expect_same_frames(const Detected& got,
                         const Detected& want,
                         const std::string& what)
@@ -220,10 +179,6 @@ TEST(UplinkDetector, PiecesGiveTheFramesOfTheWhole)
         if (HasFailure())
             return;
     }
-    // On the CPU submit() is process(): nothing is left in flight.
-    const Detected submitted = submitted_in_pieces(*det, s, 1100);
-    expect_same_frames(submitted, all, "submitted");
-    expect_llrs_close(submitted, all, 0.0, "submitted");
 }
 
 TEST(UplinkDetector, BackToBackFramesAndAStartInsideAFrame)
@@ -315,37 +270,6 @@ TEST(UplinkDetector, GpuMatchesTheCpuWholeAndInPieces)
             expect_same_frames(pieces, want, "GPU in chunks of " + std::to_string(chunk));
             expect_llrs_close(pieces, want, 2e-3, "GPU in chunks");
         }
-    }
-    // submit(): the same frames and LLRs, each call's left in flight.
-    {
-        auto cpu = make_uplink_detector(o, detector_config(Backend::cpu));
-        auto gpu = make_uplink_detector(o, detector_config(Backend::cuda));
-        std::size_t next = 0;
-        const Detected want = whole(*cpu, s, 8, next);
-        for (std::size_t chunk :
-             { std::size_t(700), std::size_t(2311), s.rx[0].size() }) {
-            const Detected got = submitted_in_pieces(*gpu, s, chunk);
-            expect_same_frames(
-                got, want, "submitted in chunks of " + std::to_string(chunk));
-            expect_llrs_close(got, want, 2e-3, "submitted in chunks");
-        }
-        // process() after a submit() waits for its LLRs too.
-        std::vector<float> first(8 * llr_per_frame(o), std::nanf(""));
-        std::vector<const void*> at;
-        for (const auto& a : s.rx)
-            at.push_back(a.data());
-        UplinkInput in;
-        in.antennas = at;
-        in.samples = s.rx[0].size();
-        UplinkOutput out;
-        out.llr = first.data();
-        out.max_frames = 8;
-        const auto frames = gpu->submit(in, out, next);
-        std::size_t again = 0;
-        const Detected second = whole(*gpu, s, 8, again);
-        first.resize(frames.size() * llr_per_frame(o));
-        expect_llrs_close(Detected{ frames, first }, want, 2e-3, "submit, then process");
-        expect_llrs_close(second, want, 2e-3, "process after a submit");
     }
     // Back to back, and from inside a frame's cyclic prefix.
     Stream b2b = make_stream(o, 24.0, -0.1, 6, 53, -1);
