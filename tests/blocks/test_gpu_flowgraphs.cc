@@ -294,7 +294,8 @@ UplinkRun run_uplink(const std::string& backend,
                      const mimodet::OfdmConfig& o,
                      const mimodet::test::Stream& s,
                      const std::vector<gr::tag_t>& time_tags,
-                     double rate)
+                     double rate,
+                     int max_noutput_items = 0)
 {
     auto tb = gr::make_top_block("ofdm_uplink_detector_flowgraph");
     auto det = gr::mimodet::ofdm_uplink_detector::make(static_cast<int>(o.num_antennas),
@@ -308,6 +309,8 @@ UplinkRun run_uplink(const std::string& backend,
                                                        3,
                                                        backend,
                                                        rate);
+    if (max_noutput_items > 0)
+        det->set_max_noutput_items(max_noutput_items);
     for (std::size_t b = 0; b < o.num_antennas; ++b) {
         auto src = gr::blocks::vector_source_c::make(
             s.rx[b], false, 1, b == 0 ? time_tags : std::vector<gr::tag_t>{});
@@ -387,6 +390,39 @@ TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
     EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey),
               offsets(cpu.tags, mimodet::kFrameTagKey));
     EXPECT_EQ(offsets(gpu.tags, mimodet::kFrameTagKey).size(), 4u);
+}
+
+// Many work() calls: a stream longer than the block's buffers (the sources are not done
+// before it starts), 3 frames per call or as many as fit. Every frame comes out, the
+// last ones at the end of the stream, with the CPU's LLRs and tags.
+TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuOverManyWorkCalls)
+{
+    SKIP_WITHOUT_GPU_BACKEND();
+    mimodet::OfdmConfig o;
+    o.fft_size = 128;
+    o.cp_length = 16;
+    o.num_subcarriers = 96;
+    o.num_data_symbols = 4;
+    o.num_users = 4;
+    o.num_antennas = 8;
+    const int frames = 300;
+    auto s = mimodet::test::make_stream(o, 25.0, 0.1, frames, 79);
+    const UplinkRun cpu = run_uplink("cpu", o, s, {}, 0.0);
+    ASSERT_EQ(cpu.frames, static_cast<uint64_t>(frames));
+    for (int per_call : { 0, 3 }) {
+        SCOPED_TRACE(per_call ? "3 frames per call" : "as many as fit");
+        const UplinkRun gpu = run_uplink(
+            "cuda", o, s, {}, 0.0, per_call * static_cast<int>(o.num_data_symbols));
+        EXPECT_EQ(gpu.frames, cpu.frames);
+        expect_same_llrs(gpu.llrs, cpu.llrs);
+        ASSERT_EQ(gpu.tags.size(), cpu.tags.size());
+        for (std::size_t i = 0; i < cpu.tags.size(); ++i) {
+            EXPECT_EQ(gpu.tags[i].offset, cpu.tags[i].offset) << i;
+            EXPECT_EQ(pmt::symbol_to_string(gpu.tags[i].key),
+                      pmt::symbol_to_string(cpu.tags[i].key))
+                << i;
+        }
+    }
 }
 
 struct ApsmRun {
