@@ -290,6 +290,19 @@ struct UplinkRun {
     uint64_t frames = 0, gaps = 0, lost = 0;
 };
 
+//! A small frame layout for ofdm_uplink_detector: 8 antennas, 4 users, FFT 128.
+mimodet::OfdmConfig small_uplink()
+{
+    mimodet::OfdmConfig o;
+    o.fft_size = 128;
+    o.cp_length = 16;
+    o.num_subcarriers = 96;
+    o.num_data_symbols = 4;
+    o.num_users = 4;
+    o.num_antennas = 8;
+    return o;
+}
+
 UplinkRun run_uplink(const std::string& backend,
                      const mimodet::OfdmConfig& o,
                      const mimodet::test::Stream& s,
@@ -348,13 +361,7 @@ TEST(GpuFlowgraph, BoxDetectorMatchesTheCpuAcrossChannelChangesAndWorkCalls)
 TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
 {
     SKIP_WITHOUT_GPU_BACKEND();
-    mimodet::OfdmConfig o;
-    o.fft_size = 128;
-    o.cp_length = 16;
-    o.num_subcarriers = 96;
-    o.num_data_symbols = 4;
-    o.num_users = 4;
-    o.num_antennas = 8;
+    const mimodet::OfdmConfig o = small_uplink();
     const double rate = 1e6;
     auto s = mimodet::test::make_stream(o, 25.0, 0.1, 4, 77);
     // rx_time at 0, then a jump of 50 samples between the second and third frames, as
@@ -398,13 +405,7 @@ TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuAcrossAnRxTimeGap)
 TEST(GpuFlowgraph, OfdmUplinkDetectorMatchesTheCpuOverManyWorkCalls)
 {
     SKIP_WITHOUT_GPU_BACKEND();
-    mimodet::OfdmConfig o;
-    o.fft_size = 128;
-    o.cp_length = 16;
-    o.num_subcarriers = 96;
-    o.num_data_symbols = 4;
-    o.num_users = 4;
-    o.num_antennas = 8;
+    const mimodet::OfdmConfig o = small_uplink();
     const int frames = 300;
     auto s = mimodet::test::make_stream(o, 25.0, 0.1, frames, 79);
     const UplinkRun cpu = run_uplink("cpu", o, s, {}, 0.0);
