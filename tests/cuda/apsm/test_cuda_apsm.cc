@@ -73,7 +73,8 @@ void check(std::size_t antennas, std::size_t users, Modulation mod, cuda::ApsmAr
     s.snr_db = 25.0;
     s.seed = 5;
     apsm::NomaTransmission tr = simulate_noma(s);
-    tr.data_rx[3 * antennas + 1] = cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f); // vector 3
+    // the last antenna of vector 3 (there may be one only)
+    tr.data_rx[3 * antennas + antennas - 1] = cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
     apsm::ApsmReceiver cpu(antennas, users);
     cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
     std::vector<cf32> want(s.data_symbols * users), got(want.size(), cf32(-7.0f, -7.0f));
@@ -115,6 +116,10 @@ TEST(CudaApsm, DetectionMatchesTheCpu)
         check(6, 2, Modulation::qpsk, a);  // 12 of 16 dimensions, users 2 of 2
         check(20, 9, Modulation::qpsk, a); // 40 of 64 dimensions, users 9 of 16 (2 tensor tiles)
         check(32, 16, Modulation::qpsk, a); // the most: 64 of 64 dimensions, 16 of 16 users
+        // fewer antennas than users, where the Gaussian part pays most (docs/apsm.md)
+        check(1, 2, Modulation::qam16, a);
+        check(2, 3, Modulation::qpsk, a);
+        check(3, 6, Modulation::bpsk, a);
     }
 }
 

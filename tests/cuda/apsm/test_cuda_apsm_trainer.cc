@@ -73,6 +73,8 @@ TEST(CudaApsmTrainer, MatchesTheCpuLoop)
                           Case{ 8, 3, 200, 7, Modulation::qam16, false },
                           Case{ 5, 1, 150, 32, Modulation::qam64, true },
                           Case{ 4, 2, 1200, 20, Modulation::qpsk, true },
+                          Case{ 1, 2, 685, 20, Modulation::qam16, true },
+                          Case{ 3, 6, 685, 20, Modulation::bpsk, true },
                           Case{ 16, 6, 685, 20, Modulation::qpsk, true, 600 } }) {
         const std::string what = std::to_string(c.M) + "x" + std::to_string(c.K) + " T" +
                                  std::to_string(c.T) + " W" + std::to_string(c.W) + " max " +
