@@ -74,7 +74,8 @@ void check(std::size_t antennas, std::size_t users, Modulation mod, cuda::ApsmAr
     s.seed = 5;
     apsm::NomaTransmission tr = simulate_noma(s);
     // the last antenna of vector 3 (there may be one only)
-    tr.data_rx[3 * antennas + antennas - 1] = cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
+    tr.data_rx[3 * antennas + antennas - 1] =
+        cf32(std::numeric_limits<float>::quiet_NaN(), 0.0f);
     apsm::ApsmReceiver cpu(antennas, users);
     cpu.train(tr.training_rx.data(), tr.training_tx.data(), s.training_symbols);
     std::vector<cf32> want(s.data_symbols * users), got(want.size(), cf32(-7.0f, -7.0f));
