@@ -185,6 +185,18 @@ public:
     //! x_hat (optional): [n_symbols][N_sc][U], the linear estimate before bias removal.
     virtual void
     detect(const cf32* y, std::size_t n_symbols, float* llr, cf32* x_hat = nullptr) = 0;
+    /*! set_channel(h, n0), then detect(y, n_symbols, llr): the same LLRs and statistics,
+     * and the channel stays in force afterwards. Where the backend can (the GPU sphere
+     * decoders, with page-locked h, y and llr), the channel's upload and preparation
+     * overlap the symbols' copies and search, by ranges of subcarriers, instead of the
+     * whole channel going up before the first symbol: for LTE's 7 symbols a channel, H
+     * is a third of the input. */
+    virtual void detect_with_channel(
+        const cf32* h, float n0, const cf32* y, std::size_t n_symbols, float* llr)
+    {
+        set_channel(h, n0);
+        detect(y, n_symbols, llr);
+    }
     /*! detect() without waiting, where the backend can: returns true when the batch was
      * only queued; its LLRs are then written, and y may be reused, once complete() has
      * returned. Every other call of this detector (set_channel, detect, stats) waits

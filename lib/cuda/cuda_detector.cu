@@ -336,6 +336,8 @@ struct CudaDetector::Impl {
     struct Slot {
         cudaStream_t stream = nullptr;
         cudaEvent_t done = nullptr;
+        // detect_with_channel: the range's upload landed; its search has read d_y
+        cudaEvent_t uploaded = nullptr, consumed = nullptr;
         float2* d_y = nullptr;
         float* d_llr = nullptr;
         float2* d_x_hat = nullptr;
@@ -541,6 +543,10 @@ struct CudaDetector::Impl {
             MIMODET_CUDA_CHECK(
                 cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
             MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming));
+            MIMODET_CUDA_CHECK(
+                cudaEventCreateWithFlags(&s.uploaded, cudaEventDisableTiming));
+            MIMODET_CUDA_CHECK(
+                cudaEventCreateWithFlags(&s.consumed, cudaEventDisableTiming));
             s.d_y = device_alloc<float2>(chunk_symbols * dims.rx_items());
             s.d_llr = device_alloc<float>(chunk_symbols * dims.llr_items());
             s.d_x_hat = device_alloc<float2>(chunk_symbols * dims.symbol_items());
@@ -585,8 +591,9 @@ struct CudaDetector::Impl {
                 cudaStreamSynchronize(s.stream);
                 cudaStreamDestroy(s.stream);
             }
-            if (s.done)
-                cudaEventDestroy(s.done);
+            for (cudaEvent_t e : { s.done, s.uploaded, s.consumed })
+                if (e)
+                    cudaEventDestroy(e);
             cudaFree(s.d_y);
             cudaFree(s.d_llr);
             cudaFree(s.d_x_hat);
@@ -715,6 +722,29 @@ struct CudaDetector::Impl {
         }
     }
 
+    /*! The sphere decoders' preparation of subcarriers [first, first + count) of the
+     * channel d_channel ([N_sc][B][U]), their state where the whole channel's goes. */
+    SpherePrepareArgs sphere_prepare_args(const float2* d_channel,
+                                          std::size_t first,
+                                          std::size_t count) const
+    {
+        const std::size_t b = dims.num_antennas, u = dims.num_users;
+        SpherePrepareArgs s{};
+        s.h = d_channel + first * b * u;
+        s.num_subcarriers = static_cast<int>(count);
+        s.num_antennas = static_cast<int>(b);
+        s.num_users = static_cast<int>(u);
+        s.full_levels = static_cast<int>(config.effective_full_levels());
+        s.r = d_a + first;
+        s.qh = d_qh + first;
+        s.order = d_order + first * u;
+        s.floor = d_floor + first;
+        s.status = d_status + first;
+        s.unusable = d_unusable + first;
+        s.state_stride = dims.num_subcarriers;
+        return s;
+    }
+
     //! counts: PrepareArgs::counts (device-API channels; host ones fold their status).
     void prepare(const float2* d_channel,
                  float n0,
@@ -723,18 +753,7 @@ struct CudaDetector::Impl {
     {
         wait_for_channel(stream);
         if (sphere()) {
-            SpherePrepareArgs s{};
-            s.h = d_channel;
-            s.num_subcarriers = static_cast<int>(dims.num_subcarriers);
-            s.num_antennas = static_cast<int>(dims.num_antennas);
-            s.num_users = static_cast<int>(dims.num_users);
-            s.full_levels = static_cast<int>(config.effective_full_levels());
-            s.r = d_a;
-            s.qh = d_qh;
-            s.order = d_order;
-            s.floor = d_floor;
-            s.status = d_status;
-            s.unusable = d_unusable;
+            SpherePrepareArgs s = sphere_prepare_args(d_channel, 0, dims.num_subcarriers);
             s.counts = counts;
             launch_prepare_sphere(s, stream);
             MIMODET_CUDA_CHECK(cudaEventRecord(channel_ready, stream));
@@ -787,20 +806,35 @@ struct CudaDetector::Impl {
     void detect_sphere(const float2* d_y, std::size_t n, float* d_llr, float2* d_x_hat,
                        cudaStream_t stream)
     {
+        detect_sphere_range(d_y, n, 0, dims.num_subcarriers, d_llr, d_x_hat, stream);
+    }
+
+    /*! The search of n symbols on subcarriers [first, first + count) of the prepared
+     * channel: d_y [n][count][B] -> d_llr [n][count][U][bits] (a range's own rows). */
+    void detect_sphere_range(const float2* d_y,
+                             std::size_t n,
+                             std::size_t first,
+                             std::size_t count,
+                             float* d_llr,
+                             float2* d_x_hat,
+                             cudaStream_t stream)
+    {
+        const std::size_t u = dims.num_users;
         SphereDetectArgs s{};
         s.y = d_y;
         s.num_symbols = n;
-        s.num_subcarriers = static_cast<int>(dims.num_subcarriers);
+        s.num_subcarriers = static_cast<int>(count);
         s.num_antennas = static_cast<int>(dims.num_antennas);
-        s.num_users = static_cast<int>(dims.num_users);
+        s.num_users = static_cast<int>(u);
         s.full_levels = static_cast<int>(config.effective_full_levels());
         s.list_paths =
             mode == KernelMode::sfsd ? static_cast<int>(config.effective_list_paths()) : 0;
-        s.r = d_a;
-        s.qh = d_qh;
-        s.order = d_order;
-        s.floor = d_floor;
-        s.status = d_status;
+        s.r = d_a + first;
+        s.qh = d_qh + first;
+        s.order = d_order + first * u;
+        s.floor = d_floor + first;
+        s.status = d_status + first;
+        s.state_stride = dims.num_subcarriers;
         s.n0 = n0;
         s.llr_sign = config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
         s.llr_clip = config.llr_clip > 0.0f ? config.llr_clip : INFINITY;
@@ -1245,6 +1279,118 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
     // The caller may reuse a pinned H once this returns: wait until the DMA has read it.
     if (direct)
         MIMODET_CUDA_CHECK(cudaEventSynchronize(m.h_read));
+}
+
+void CudaDetector::detect_with_channel(
+    const cf32* h, float n0, const cf32* y, std::size_t n_symbols, float* llr)
+{
+    Impl& m = *d_impl;
+    const Dims& d = m.dims;
+    const std::size_t nsc = d.num_subcarriers;
+    // A range's symbols go through one slot's buffers: at most `fit` subcarriers.
+    const std::size_t fit = n_symbols > 0 ? m.chunk_symbols * nsc / n_symbols : 0;
+    const bool pipelined = m.sphere() && m.precision == Precision::fp32 && fit > 0 &&
+                           std::isfinite(n0) && n0 >= 0.0f && h && y && llr &&
+                           is_pinned(h) && is_pinned(y) && is_pinned(llr);
+    /* Only where the LLRs outweigh H and y: there the download bounds the call, and
+     * starting it early pays. Where the upload bounds it (QPSK on 4x4), H going up alone
+     * first at the full one-way rate measured faster (docs/performance.md). */
+    const bool download_bound =
+        n_symbols * d.llr_items() * sizeof(float) >
+        (d.channel_items() + n_symbols * d.rx_items()) * sizeof(cf32);
+    if (!pipelined || !download_bound) { // (bad N0, pageable buffers: the two calls)
+        Detector::detect_with_channel(h, n0, y, n_symbols, llr);
+        return;
+    }
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    // As upload_channel: the last channel's work done and its status counted.
+    for (auto& s : m.slots)
+        if (s.busy) {
+            cudaStreamSynchronize(s.stream);
+            s.busy = false;
+        }
+    synchronize();
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
+    m.fold_channel_status();
+    ++m.stats.channels;
+    m.has_channel = true;
+    m.channel_stream_used = true;
+    m.new_channel(m.d_h, n0);
+    /* Ranges of subcarriers: their H and symbols go up in order on one stream (the
+     * channel stream, idle here), each range's preparation, search and LLR download on
+     * the next slot's stream. Uploads wait only for the search that last read the
+     * slot's d_y, never for a download, so that the copy engines move one range's LLRs
+     * down while later ranges go up, and the first search starts after 1/kRanges of the
+     * channel instead of all of it. Ranges under kMinRange subcarriers would pay more
+     * in launches and copy setup than they overlap. */
+    constexpr std::size_t kRanges = 16, kMinRange = 2048;
+    const std::size_t range =
+        std::min(fit, std::max(kMinRange, (nsc + kRanges - 1) / kRanges));
+    const std::size_t h_sc = d.num_antennas * d.num_users; // items of H per subcarrier
+    const std::size_t y_sc = d.num_antennas, llr_sc = d.llr_items() / nsc;
+    cudaStream_t up = m.channel_stream;
+    std::size_t used = 0;
+    for (std::size_t first = 0, k = 0; first < nsc; first += range, ++k) {
+        const std::size_t count = std::min(range, nsc - first);
+        auto& s = m.slots[k % m.slots.size()];
+        if (k >= m.slots.size()) // the slot's last search has read its d_y
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(up, s.consumed, 0));
+        used = std::max(used, k % m.slots.size() + 1);
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.d_h + first * h_sc,
+                                           h + first * h_sc,
+                                           count * h_sc * sizeof(cf32),
+                                           cudaMemcpyHostToDevice,
+                                           up));
+        copy_rows_async(s.d_y,
+                        count * y_sc * sizeof(cf32),
+                        y + first * y_sc,
+                        m.y_stride * sizeof(cf32),
+                        count * y_sc * sizeof(cf32),
+                        n_symbols,
+                        cudaMemcpyHostToDevice,
+                        up);
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.uploaded, up));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s.stream, s.uploaded, 0));
+        launch_prepare_sphere(m.sphere_prepare_args(m.d_h, first, count), s.stream);
+        m.detect_sphere_range(s.d_y, n_symbols, first, count, s.d_llr, nullptr, s.stream);
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.consumed, s.stream));
+        copy_rows_async(llr + first * llr_sc,
+                        m.llr_stride * sizeof(float),
+                        s.d_llr,
+                        count * llr_sc * sizeof(float),
+                        count * llr_sc * sizeof(float),
+                        n_symbols,
+                        cudaMemcpyDeviceToHost,
+                        s.stream);
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
+    }
+    // The channel's status and the call's erasures come back once every range has run.
+    cudaStream_t cs = up;
+    for (std::size_t i = 0; i < used; ++i)
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(cs, m.slots[i].done, 0));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, cs));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(m.h_unusable, m.d_unusable, nsc, cudaMemcpyDeviceToHost, cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
+                                       m.d_bad_samples,
+                                       sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost,
+                                       cs));
+    MIMODET_CUDA_CHECK(
+        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.status_ready, cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, cs));
+    m.a_formed = true;
+    m.symbols_on_channel = n_symbols;
+    m.status_pending = true;
+    MIMODET_CUDA_CHECK(cudaStreamSynchronize(cs));
+    m.channel_stream_used = false;
+    m.fold_channel_status();
+    m.stats.bad_sample_vectors += *m.h_bad_samples;
+    m.stats.symbols += n_symbols;
 }
 
 void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)

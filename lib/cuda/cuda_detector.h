@@ -134,6 +134,12 @@ public:
                 std::size_t n_symbols,
                 float* llr,
                 cf32* x_hat = nullptr) override;
+    //! Sphere modes with page-locked buffers: pipelined by subcarrier range.
+    void detect_with_channel(const cf32* h,
+                             float n0,
+                             const cf32* y,
+                             std::size_t n_symbols,
+                             float* llr) override;
     //! Pinned y and llr (see pin_host_memory): queues the batch and returns at once
     //! (true); otherwise detects at once (false). See Detector::submit.
     bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;

@@ -142,6 +142,11 @@ struct SpherePrepareArgs {
     std::uint8_t* status;   //!< [N_sc] as launch_prepare's
     std::uint8_t* unusable; //!< [N_sc] users without a channel
     unsigned long long* counts; //!< optional, as PrepareArgs::counts
+    /*! Elements of r and qh lie this far apart (0: num_subcarriers). A range of a larger
+     * channel's subcarriers passes its pointers offset by the range's first subcarrier
+     * and the whole channel's count here, so that its state lands where the whole
+     * channel's would. */
+    std::size_t state_stride;
 };
 void launch_prepare_sphere(const SpherePrepareArgs& args, cudaStream_t stream);
 struct SphereDetectArgs {
@@ -160,6 +165,7 @@ struct SphereDetectArgs {
     float2* x_hat; //!< optional: the best path's points
     unsigned long long* bad_sample_count;
     SpherePoints points;
+    std::size_t state_stride; //!< as SpherePrepareArgs::state_stride
 };
 void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream);
 

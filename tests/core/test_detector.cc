@@ -821,3 +821,26 @@ TEST(Detector, PinHostMemorySaysWhyWithoutAGpuBackend)
     }
     unpin_host_memory(nullptr); // never registered: nothing happens
 }
+
+TEST(Detector, DetectWithChannelIsSetChannelThenDetect)
+{
+    // The interface's default (every CPU detector): the same LLRs and counters as the two
+    // calls, and the channel in force afterwards.
+    for (auto mode : { DetectorMode::chol, DetectorMode::fsd, DetectorMode::sfsd }) {
+        SCOPED_TRACE(to_string(mode));
+        const auto s = make_setup(4, 4, Modulation::qam16, mode, 15.0);
+        DetectorStats want_stats;
+        const std::vector<float> want = run(s, nullptr, &want_stats);
+        auto det = make_detector(s.det);
+        const std::size_t n = s.sim.symbols_per_frame;
+        std::vector<float> llr(want.size(), -777.0f);
+        det->detect_with_channel(
+            s.frame.h.data(), s.frame.n0, s.frame.y.data(), n, llr.data());
+        EXPECT_EQ(llr, want);
+        EXPECT_EQ(det->stats().channels, want_stats.channels);
+        EXPECT_EQ(det->stats().symbols, want_stats.symbols);
+        std::fill(llr.begin(), llr.end(), -777.0f);
+        det->detect(s.frame.y.data(), n, llr.data());
+        EXPECT_EQ(llr, want);
+    }
+}

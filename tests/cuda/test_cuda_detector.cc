@@ -1309,6 +1309,87 @@ TEST(CudaDetector, SphereDecodersMatchTheCpu)
     }
 }
 
+TEST(CudaDetector, SphereDecodersOverlapTheChannelWithItsSymbolsBySubcarrierRange)
+{
+    // detect_with_channel from page-locked buffers (ranges of subcarriers, each with its
+    // own H upload, preparation, search and download) against set_channel + detect: the
+    // same kernels per subcarrier, so the same LLRs bit for bit, every one written, the
+    // same counters, and the channel in force for a later detect(). 5000 subcarriers of 7
+    // symbols are 3 ranges (2048, 2048, 904); with 1-symbol chunks, 7 ranges of 714 over
+    // 3 streams. The bad inputs fall in the second and last ranges. 8x8 takes the
+    // thread-per-vector kernel, the others the grouped one. Ranges are taken where the
+    // LLRs outweigh H and y (16- and 64-QAM here).
+    SKIP_WITHOUT_GPU();
+    struct RangeCase {
+        Case c;
+        bool one_symbol_chunks;
+    };
+    const RangeCase cases[] = {
+        { { 4, 4, 5000, 7, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 }, false },
+        { { 4, 4, 5000, 7, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 }, false },
+        { { 4, 4, 5000, 7, Modulation::qam16, DetectorMode::sfsd, 1, 18.0, 0.0 }, true },
+        { { 4, 2, 5000, 7, Modulation::qam64, DetectorMode::fsd, 1, 22.0, 0.3 }, true },
+        { { 8, 8, 3000, 7, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 }, false },
+        // upload-bound (QPSK: LLRs lighter than H and y): set_channel + detect inside
+        { { 4, 4, 5000, 7, Modulation::qpsk, DetectorMode::fsd, 1, 10.0, 0.0 }, false },
+    };
+    for (const RangeCase& rc : cases) {
+        const Case& c = rc.c;
+        const std::string what =
+            describe(c) + (rc.one_symbol_chunks ? " 1-symbol chunks" : "");
+        SCOPED_TRACE(what);
+        Frame f = frame_of(c, 41);
+        const Dims d = config_of(c, Backend::cpu).dims();
+        f.h[d.channel_index(2100, 1, 0)] = cf32(NAN, 0.0f);
+        for (std::size_t b = 0; b < c.b; ++b)
+            f.h[d.channel_index(c.nsc - 3, b, c.u - 1)] = cf32(0.0f, 0.0f);
+        f.y[3 * d.rx_items() + d.rx_index(2500, 0)] = cf32(INFINITY, 0.0f);
+        cuda::EngineOptions opt;
+        if (rc.one_symbol_chunks)
+            opt.chunk_bytes = d.rx_items() * sizeof(cf32);
+        cuda::CudaDetector reference(config_of(c, Backend::cuda), opt);
+        const Outputs want = run(reference, f, c.nsym);
+
+        cuda::Buffer<cf32> h(f.h.size(), true), y(f.y.size(), true);
+        cuda::Buffer<float> llr(want.llr.size(), true);
+        std::copy(f.h.begin(), f.h.end(), h.get());
+        std::copy(f.y.begin(), f.y.end(), y.get());
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda), opt);
+        for (int call = 0; call < 2; ++call) { // the second reuses every buffer
+            std::fill(llr.get(),
+                      llr.get() + llr.size(),
+                      std::numeric_limits<float>::quiet_NaN());
+            gpu.detect_with_channel(h.get(), f.n0, y.get(), c.nsym, llr.get());
+            EXPECT_TRUE(std::equal(want.llr.begin(),
+                                   want.llr.end(),
+                                   llr.get(),
+                                   [](float a, float b) { return a == b; }))
+                << "call " << call << ": not set_channel + detect's LLRs";
+        }
+        const DetectorStats gs = gpu.stats(), ws = want.stats;
+        EXPECT_EQ(gs.channels, 2u);
+        EXPECT_EQ(gs.symbols, 2 * c.nsym);
+        EXPECT_EQ(gs.bad_channel_subcarriers, 2 * ws.bad_channel_subcarriers);
+        EXPECT_EQ(gs.unusable_user_channels, 2 * ws.unusable_user_channels);
+        EXPECT_EQ(gs.bad_sample_vectors, 2 * ws.bad_sample_vectors);
+        EXPECT_EQ(gs.regularized_subcarriers, 2 * ws.regularized_subcarriers);
+        EXPECT_GE(ws.bad_channel_subcarriers, 1u);
+        EXPECT_EQ(ws.unusable_user_channels, 1u);
+        EXPECT_EQ(ws.bad_sample_vectors, 1u);
+
+        // The channel stays in force: detect() alone gives the same LLRs again.
+        std::vector<float> again(want.llr.size(),
+                                 std::numeric_limits<float>::quiet_NaN());
+        gpu.detect(f.y.data(), c.nsym, again.data());
+        EXPECT_EQ(again, want.llr) << "detect() after detect_with_channel";
+        // Pageable buffers take set_channel + detect.
+        std::vector<float> pageable(want.llr.size(),
+                                    std::numeric_limits<float>::quiet_NaN());
+        gpu.detect_with_channel(f.h.data(), f.n0, f.y.data(), c.nsym, pageable.data());
+        EXPECT_EQ(pageable, want.llr) << "pageable buffers";
+    }
+}
+
 TEST(CudaDetector, ExhaustiveMlHasNoKernelAndAutoRunsItOnTheCpu)
 {
     SKIP_WITHOUT_GPU();

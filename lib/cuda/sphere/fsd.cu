@@ -327,7 +327,8 @@ __global__ void __launch_bounds__(kPrepareThreads) prepare_sphere_kernel(SphereP
     const int first = blockIdx.x * kPrepareThreads;
     const int count = min(kPrepareThreads, a.num_subcarriers - first);
     const int sc = first + static_cast<int>(threadIdx.x);
-    const size_t stride = static_cast<size_t>(a.num_subcarriers);
+    const size_t stride =
+        a.state_stride ? a.state_stride : static_cast<size_t>(a.num_subcarriers);
     const float2* h = a.h + static_cast<size_t>(sc) * hn;
     if constexpr (Staged) {
         // Each thread's H padded by one element, so that a warp's accesses to its
@@ -415,6 +416,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
 {
     const size_t k = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t nsc = static_cast<size_t>(a.num_subcarriers);
+    const size_t rs = a.state_stride ? a.state_stride : nsc; // of r and qh
     if (k >= a.num_symbols * nsc)
         return;
     const int B = a.num_antennas, n = a.num_users, Q = a.points.bits;
@@ -442,7 +444,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
     for (int c = 0; c < n; ++c) {
         float2 acc = make_float2(0.0f, 0.0f);
         for (int b = 0; b < B; ++b) {
-            const float2 v = cmul(qh[(c * B + b) * nsc], y[b]);
+            const float2 v = cmul(qh[(c * B + b) * rs], y[b]);
             acc.x += v.x;
             acc.y += v.y;
         }
@@ -484,7 +486,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
             p.point[n - 1 - t] = static_cast<unsigned char>(digits % M);
             digits /= M;
         }
-        p.distance = complete_by_sic(r, nsc, n, a.points, rotated, T, p.point);
+        p.distance = complete_by_sic(r, rs, n, a.points, rotated, T, p.point);
         p.index = combo;
         if (before(p, best))
             best = p;
@@ -510,7 +512,8 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
                     for (int i = 0; i < n; ++i)
                         point[i] = best_list[j].point[i];
                     point[c] = static_cast<unsigned char>(point[c] ^ (1u << (Q - 1 - bit)));
-                    const float d = complete_by_sic(r, nsc, n, a.points, rotated, t + 1, point);
+                    const float d =
+                        complete_by_sic(r, rs, n, a.points, rotated, t + 1, point);
                     account(point, d);
                 }
             }
@@ -605,6 +608,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     const unsigned mask = group_mask<G>();
     const int lane = static_cast<int>(threadIdx.x) & (G - 1);
     const size_t nsc = static_cast<size_t>(a.num_subcarriers), total = a.num_symbols * nsc;
+    const size_t rs = a.state_stride ? a.state_stride : nsc; // of r and qh
     const size_t k_own = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
     const int warp_lane = static_cast<int>(threadIdx.x) & 31;
     // Staged, a warp's lanes past the end stay for the copy-out, working on the last vector.
@@ -687,7 +691,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     }
     // R above the diagonal, R_cc, and per column the scale that turns the rest of a level
     // into grid units (the prepare kernel leaves 1 / R_cc in the diagonal's imaginary part).
-    const float2* r = a.r + sc; // element e of R at r[e * nsc]
+    const float2* r = a.r + sc; // element e of R at r[e * rs]
     const float step = a.points.step, half_per_step = 0.5f / step, two_step = 2.0f * step;
     constexpr float half_span = 0.5f * (L - 1);
     const float origin = -half_span * two_step;
@@ -696,7 +700,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     for (int c = 0; c < N; ++c)
 #pragma unroll
         for (int j = c; j < N; ++j)
-            R[c][j] = r[(c * N + j) * nsc];
+            R[c][j] = r[(c * N + j) * rs];
     float rcc[N], to_grid[N];
 #pragma unroll
     for (int c = 0; c < N; ++c) {
@@ -707,7 +711,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     float2 rot[N];
     if constexpr (G == 1) {
         // y read once; with an even number of antennas, two of them per 16-byte load.
-        const float2* q = a.qh + sc; // element c B + b of Q^H at q[(c B + b) nsc]
+        const float2* q = a.qh + sc; // element c B + b of Q^H at q[(c B + b) rs]
 #pragma unroll
         for (int c = 0; c < N; ++c)
             rot[c] = make_float2(0.0f, 0.0f);
@@ -723,8 +727,8 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                          isfinite(yv.w);
 #pragma unroll
                 for (int c = 0; c < N; ++c) {
-                    add(rot[c], q[(c * B + b) * nsc], make_float2(yv.x, yv.y));
-                    add(rot[c], q[(c * B + b + 1) * nsc], make_float2(yv.z, yv.w));
+                    add(rot[c], q[(c * B + b) * rs], make_float2(yv.x, yv.y));
+                    add(rot[c], q[(c * B + b + 1) * rs], make_float2(yv.z, yv.w));
                 }
             }
         } else {
@@ -733,7 +737,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
                 finite = finite && isfinite(yv.x) && isfinite(yv.y);
 #pragma unroll
                 for (int c = 0; c < N; ++c)
-                    add(rot[c], q[(c * B + b) * nsc], yv);
+                    add(rot[c], q[(c * B + b) * rs], yv);
             }
         }
         if constexpr (Staged)
@@ -742,9 +746,9 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
         static_assert(G == 1 || G >= N, "a lane per column");
         float2 acc = make_float2(0.0f, 0.0f);
         if (lane < N) {
-            const float2* q = a.qh + sc + lane * B * nsc;
+            const float2* q = a.qh + sc + lane * B * rs;
             for (int b = 0; b < B; ++b) {
-                const float2 v = cmul(q[b * nsc], y[b]);
+                const float2 v = cmul(q[b * rs], y[b]);
                 acc.x += v.x;
                 acc.y += v.y;
             }
