@@ -332,6 +332,12 @@ struct CudaDetector::Impl {
     // is there for the channel.
     bool a_formed = false;
     std::size_t symbols_on_channel = 0;
+    // detect_frames_device: its channels are in force (no detect call may follow), and
+    // the frames' N0, staged (pinned) and on the device, made by its first call.
+    bool frames_channel = false;
+    float* h_frame_n0 = nullptr;
+    float* d_frame_n0 = nullptr;
+    cudaEvent_t frame_n0_sent = nullptr;
     // Pipeline slots: one stream each, device buffers and pinned staging for a chunk.
     struct Slot {
         cudaStream_t stream = nullptr;
@@ -632,6 +638,12 @@ struct CudaDetector::Impl {
         d_momentum = nullptr;
         cudaFree(d_bad_samples);
         cudaFree(d_channel_counts);
+        cudaFree(d_frame_n0);
+        cudaFreeHost(h_frame_n0);
+        if (frame_n0_sent)
+            cudaEventDestroy(frame_n0_sent);
+        d_frame_n0 = h_frame_n0 = nullptr;
+        frame_n0_sent = nullptr;
         cudaFreeHost(h_channel);
         cudaFreeHost(h_status);
         cudaFreeHost(h_unusable);
@@ -862,6 +874,7 @@ struct CudaDetector::Impl {
         channel = d_channel;
         n0 = channel_n0;
         a_formed = false;
+        frames_channel = false;
         symbols_on_channel = 0;
         channel_codes = nullptr;
         channel_scale = 1.0f;
@@ -942,6 +955,9 @@ struct CudaDetector::Impl {
                   const void* y_codes = nullptr,
                   const float* y_scales = nullptr)
     {
+        if (frames_channel)
+            throw std::logic_error("detect after detect_frames_device: give a channel "
+                                   "(set_channel*) first");
         const bool matrix_free_next = !a_formed && !sphere() && !box() &&
                                       matrix_free_for(symbols_on_channel + n);
         const bool tiled = a_formed ? equalize_reads_codes(n)
@@ -1034,7 +1050,7 @@ struct CudaDetector::Impl {
     //! every argument but the demapping table, which is the engine's for its lifetime.
     static GraphKey key_of(const EqualizeArgs& a, const GraphKey& outputs)
     {
-        static_assert(sizeof(EqualizeArgs) == 232,
+        static_assert(sizeof(EqualizeArgs) == 256,
                       "a new field of EqualizeArgs belongs in its graph key");
         GraphKey k = outputs;
         k.add(registration_epoch())
@@ -1061,7 +1077,10 @@ struct CudaDetector::Impl {
             .add(a.h_codes)
             .add(a.h_scale)
             .add(a.code_precision)
-            .add(a.code_bytes);
+            .add(a.code_bytes)
+            .add(a.row_subcarriers)
+            .add(a.frame_n0)
+            .add(a.frame_subcarriers);
         return k;
     }
 
@@ -1433,6 +1452,97 @@ void CudaDetector::detect_device(
                [](cudaStream_t) {});
     MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
     m.stats.symbols += n_symbols;
+}
+
+void CudaDetector::detect_frames_device(const cf32* d_h,
+                                        const float* frame_n0,
+                                        std::size_t frame_subcarriers,
+                                        std::size_t frames,
+                                        const cf32* d_y,
+                                        std::size_t n_symbols,
+                                        float* d_llr,
+                                        cf32* d_x_hat,
+                                        void* stream)
+{
+    Impl& m = *d_impl;
+    const std::size_t nsc = m.dims.num_subcarriers;
+    if (m.sphere() || m.box())
+        throw std::invalid_argument(name() + ": detect_frames_device is for chol, cg, cr "
+                                             "and zf");
+    if (!fused_supported(n_symbols))
+        throw std::invalid_argument("detect_frames_device: 1 to 64 symbols a call (got " +
+                                    std::to_string(n_symbols) + ")");
+    if (frame_subcarriers == 0 || frames > nsc / frame_subcarriers)
+        throw std::invalid_argument("detect_frames_device: " + std::to_string(frames) +
+                                    " frames of " + std::to_string(frame_subcarriers) +
+                                    " subcarriers do not fit the detector's " +
+                                    std::to_string(nsc));
+    if (!d_h || !d_y || !d_llr || !frame_n0)
+        throw std::invalid_argument("detect_frames_device: null H, N0, y or LLRs");
+    std::size_t active = 0;
+    for (std::size_t f = 0; f < frames; ++f) {
+        if (std::isnan(frame_n0[f]))
+            continue;
+        if (!std::isfinite(frame_n0[f]) || frame_n0[f] < 0.0f)
+            throw std::invalid_argument("detect_frames_device: N0 of frame " +
+                                        std::to_string(f) +
+                                        " must be finite and >= 0 (or NaN: skipped)");
+        ++active;
+    }
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    if (m.channel_stream_used) { // as set_channel_device
+        MIMODET_CUDA_CHECK(cudaStreamSynchronize(m.channel_stream));
+        m.fold_channel_status();
+        m.channel_stream_used = false;
+    }
+    const std::size_t slots = nsc / frame_subcarriers;
+    if (!m.d_frame_n0) {
+        m.d_frame_n0 = device_alloc<float>(slots);
+        m.h_frame_n0 = pinned_alloc<float>(slots);
+        MIMODET_CUDA_CHECK(
+            cudaEventCreateWithFlags(&m.frame_n0_sent, cudaEventDisableTiming));
+        MIMODET_CUDA_CHECK(cudaEventRecord(m.frame_n0_sent, m.slots.front().stream));
+    }
+    cudaStream_t s = m.stream_or_default(stream);
+    // The last call's copy has read the staging; its work and any other use of the
+    // channel state are done before this launch writes it.
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.frame_n0_sent));
+    std::copy(frame_n0, frame_n0 + frames, m.h_frame_n0);
+    MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, m.last_use, 0));
+    MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s, m.channel_ready, 0));
+    if (frames)
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.d_frame_n0,
+                                           m.h_frame_n0,
+                                           frames * sizeof(float),
+                                           cudaMemcpyHostToDevice,
+                                           s));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.frame_n0_sent, s));
+    m.stats.channels += active;
+    m.has_channel = true;
+    m.new_channel(reinterpret_cast<const float2*>(d_h), 0.0f);
+    const int count = static_cast<int>(frames * frame_subcarriers);
+    EqualizeArgs a = m.equalize_args(reinterpret_cast<const float2*>(d_y),
+                                     n_symbols,
+                                     d_llr,
+                                     reinterpret_cast<float2*>(d_x_hat),
+                                     false);
+    a.num_subcarriers = count;
+    a.row_subcarriers = nsc;
+    a.frame_n0 = m.d_frame_n0;
+    a.frame_subcarriers = static_cast<int>(frame_subcarriers);
+    PrepareArgs prep = m.prepare_args(m.channel, 0.0f);
+    prep.num_subcarriers = count;
+    prep.counts = m.d_channel_counts;
+    prep.frame_n0 = m.d_frame_n0;
+    prep.frame_subcarriers = static_cast<int>(frame_subcarriers);
+    launch_equalize_fused(a, prep, s);
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, s));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, s));
+    m.a_formed = true;
+    m.symbols_on_channel = n_symbols;
+    m.frames_channel = true;
+    m.stats.symbols += n_symbols * active;
 }
 
 void CudaDetector::set_channel_device_encoded(const void* d_codes,

@@ -193,6 +193,25 @@ public:
                        float* d_llr,
                        cf32* d_x_hat = nullptr,
                        void* stream = nullptr);
+    /*! A window of frames, each with its own channel and N0, detected by one launch (the
+     * receive chain's frames; chol, cg, cr and zf; 1 to 64 symbols). The detector's
+     * subcarriers are slots of `frame_subcarriers`; the first `frames` slots are
+     * detected: H [frames * frame_subcarriers][B][U] at d_h (frame after frame), N0 of
+     * slot f at frame_n0[f] (host memory, read before the call returns; NaN skips the
+     * slot: nothing of it is written or counted), y, LLRs and x_hat in rows of all the
+     * detector's subcarriers per symbol, [n][N_sc][B] and so on. Every channel is
+     * prepared in the launch (fused) and counted on the device; device_gains() then
+     * holds slot f's gains at its subcarriers. H must stay valid until the work is done.
+     * A detect call after it needs a new set_channel*() first. */
+    void detect_frames_device(const cf32* d_h,
+                              const float* frame_n0,
+                              std::size_t frame_subcarriers,
+                              std::size_t frames,
+                              const cf32* d_y,
+                              std::size_t n_symbols,
+                              float* d_llr,
+                              cf32* d_x_hat = nullptr,
+                              void* stream = nullptr);
     /*! The device API on narrow input (DetectorConfig::precision other than fp32; the
      * codes and scales of mimodet/precision.h in device memory, kept valid as
      * set_channel_device's H). chol, cg and cr read the codes in their tiled kernels

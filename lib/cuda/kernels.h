@@ -52,6 +52,11 @@ struct PrepareArgs {
     const void* h_codes;
     float h_scale;
     int code_precision, code_bytes;
+    /*! Optional (null: n0 everywhere): subcarriers in frames of `frame_subcarriers`, each
+     * with its own N0, frame_n0[sc / frame_subcarriers] (device memory). A frame whose N0
+     * is NaN is skipped: nothing is written or counted for its subcarriers. */
+    const float* frame_n0;
+    int frame_subcarriers;
 };
 enum ChannelCount : int {
     kChannelCountBad = 0,
@@ -93,6 +98,13 @@ struct EqualizeArgs {
     float h_scale;
     int code_precision;
     int code_bytes;
+    /*! The tiled kernels only (fused or not): y, llr and x_hat are rows of this many
+     * subcarriers per symbol, of which the first num_subcarriers are detected (0:
+     * num_subcarriers), and frame_n0 / frame_subcarriers as PrepareArgs' (a frame whose
+     * N0 is NaN is skipped). The receive chain's window of frames is one launch so. */
+    std::size_t row_subcarriers;
+    const float* frame_n0;
+    int frame_subcarriers;
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 //! Whether launch_equalize takes args.y_codes for `num_symbols` (the tiled kernel).

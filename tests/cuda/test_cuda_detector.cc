@@ -788,6 +788,145 @@ void damage(Frame& f, const Dims& d, std::size_t nsym, bool no_user_on_8)
 
 } // namespace
 
+/*! detect_frames_device (the receive chain's window of frames in one launch): each
+ * frame as its own detector gives it (bit for bit where both take the same fused
+ * kernel: chol and zf; to float rounding for cg and cr, whose own detector may iterate
+ * from H alone), a NaN N0 skips its slot and slots past `frames` are not touched
+ * (poisoned outputs stay NaN), the statistics count the frames detected, and the gains
+ * sit at each slot's subcarriers. */
+TEST(CudaDetector, FramesOfAWindowInOneLaunchMatchEachOnItsOwn)
+{
+    SKIP_WITHOUT_GPU();
+    constexpr std::size_t kSlots = 4, kFrames = 3;
+    for (auto mode :
+         { DetectorMode::chol, DetectorMode::zf, DetectorMode::cg, DetectorMode::cr }) {
+        const Case c{ 16, 8, 24, 14, Modulation::qam16, mode, 3, 12.0, 0.0 };
+        const std::string what = describe(c);
+        const Dims d = config_of(c, Backend::cuda).dims();
+        const std::size_t nsc = c.nsc, q = 4, row = kSlots * nsc;
+        std::vector<Frame> f;
+        for (std::uint64_t seed = 1; seed <= kFrames; ++seed)
+            f.push_back(frame_of(c, seed));
+        damage(f[2], d, c.nsym, true);
+        const float n0[kFrames] = { f[0].n0,
+                                    std::numeric_limits<float>::quiet_NaN(),
+                                    f[2].n0 * 3.0f };
+        // Each picked frame on its own detector (the reference).
+        std::vector<Outputs> want(kFrames);
+        std::vector<DetectorStats> want_stats(kFrames);
+        std::vector<std::vector<std::uint8_t>> want_status(kFrames);
+        for (std::size_t j : { std::size_t{ 0 }, std::size_t{ 2 } }) {
+            cuda::CudaDetector own(config_of(c, Backend::cuda));
+            Outputs like;
+            like.llr.resize(c.nsym * d.llr_items());
+            like.x_hat.resize(c.nsym * d.symbol_items());
+            DeviceFrame df(f[j], like);
+            own.set_channel_device(df.h.get(), n0[j]);
+            want[j] = df.detect(own, c.nsym);
+            want_stats[j] = own.stats();
+            cuda::CudaDetector::DeviceGains g;
+            ASSERT_TRUE(own.device_gains(g)) << what;
+            want_status[j].resize(nsc);
+            cuda::copy_to_host(want_status[j].data(), g.status, nsc);
+        }
+        // The window: H slot after slot, y in rows of all slots.
+        DetectorConfig wc = config_of(c, Backend::cuda);
+        wc.num_subcarriers = row;
+        cuda::CudaDetector window(wc);
+        std::vector<cf32> h(kSlots * d.channel_items(), cf32(0.0f, 0.0f)),
+            y(c.nsym * row * c.b, cf32(1.0f, 0.0f));
+        for (std::size_t j = 0; j < kFrames; ++j) {
+            std::copy(f[j].h.begin(), f[j].h.end(), h.begin() + j * d.channel_items());
+            for (std::size_t n = 0; n < c.nsym; ++n)
+                std::copy(f[j].y.begin() + n * nsc * c.b,
+                          f[j].y.begin() + (n + 1) * nsc * c.b,
+                          y.begin() + (n * row + j * nsc) * c.b);
+        }
+        cuda::Buffer<cf32> dh(h.size(), false), dy(y.size(), false),
+            dx(c.nsym * row * c.u, false);
+        cuda::Buffer<float> dllr(c.nsym * row * c.u * q, false);
+        cuda::copy_to_device(dh.get(), h.data(), dh.bytes());
+        cuda::copy_to_device(dy.get(), y.data(), dy.bytes());
+        std::vector<float> llr(dllr.size(), NAN);
+        std::vector<cf32> x(dx.size(), cf32(NAN, NAN));
+        cuda::copy_to_device(dllr.get(), llr.data(), dllr.bytes());
+        cuda::copy_to_device(dx.get(), x.data(), dx.bytes());
+        window.detect_frames_device(
+            dh.get(), n0, nsc, kFrames, dy.get(), c.nsym, dllr.get(), dx.get());
+        window.synchronize();
+        cuda::copy_to_host(llr.data(), dllr.get(), dllr.bytes());
+        cuda::copy_to_host(x.data(), dx.get(), dx.bytes());
+        const bool exact = mode == DetectorMode::chol || mode == DetectorMode::zf;
+        for (std::size_t j = 0; j < kSlots; ++j) {
+            std::vector<float> got;
+            std::vector<cf32> got_x;
+            for (std::size_t n = 0; n < c.nsym; ++n) {
+                got.insert(got.end(),
+                           llr.begin() + (n * row + j * nsc) * c.u * q,
+                           llr.begin() + (n * row + (j + 1) * nsc) * c.u * q);
+                got_x.insert(got_x.end(),
+                             x.begin() + (n * row + j * nsc) * c.u,
+                             x.begin() + (n * row + (j + 1) * nsc) * c.u);
+            }
+            const std::string slot = what + " slot " + std::to_string(j);
+            if (j == 1 || j == 3) { // skipped, or past the frames: untouched
+                EXPECT_TRUE(std::all_of(got.begin(), got.end(), [](float v) {
+                    return std::isnan(v);
+                })) << slot;
+                EXPECT_TRUE(std::all_of(got_x.begin(), got_x.end(), [](cf32 v) {
+                    return std::isnan(v.real());
+                })) << slot;
+                continue;
+            }
+            if (exact) {
+                EXPECT_EQ(0, std::memcmp(got.data(), want[j].llr.data(), got.size() * 4))
+                    << slot;
+                EXPECT_EQ(
+                    0, std::memcmp(got_x.data(), want[j].x_hat.data(), got_x.size() * 8))
+                    << slot;
+            }
+            expect_llrs_close(got, want[j].llr, slot);
+        }
+        const DetectorStats st = window.stats();
+        EXPECT_EQ(st.channels, 2u) << what;
+        EXPECT_EQ(st.symbols, 2 * c.nsym) << what;
+        EXPECT_EQ(st.bad_channel_subcarriers,
+                  want_stats[0].bad_channel_subcarriers +
+                      want_stats[2].bad_channel_subcarriers)
+            << what;
+        EXPECT_GT(want_stats[2].bad_channel_subcarriers, 0u) << what;
+        EXPECT_EQ(st.bad_sample_vectors,
+                  want_stats[0].bad_sample_vectors + want_stats[2].bad_sample_vectors)
+            << what;
+        EXPECT_EQ(st.unusable_user_channels,
+                  want_stats[0].unusable_user_channels +
+                      want_stats[2].unusable_user_channels)
+            << what;
+        cuda::CudaDetector::DeviceGains g;
+        ASSERT_TRUE(window.device_gains(g)) << what;
+        std::vector<std::uint8_t> status(row);
+        cuda::copy_to_host(status.data(), g.status, row);
+        for (std::size_t j : { std::size_t{ 0 }, std::size_t{ 2 } })
+            EXPECT_TRUE(std::equal(
+                want_status[j].begin(), want_status[j].end(), status.begin() + j * nsc))
+                << what << " status of slot " << j;
+        // Misuse: a detect call on the frames' channels, bad N0, too many frames or
+        // symbols.
+        EXPECT_THROW(window.detect_device(dy.get(), c.nsym, dllr.get()),
+                     std::logic_error);
+        const float bad[kFrames] = { 1.0f, -1.0f, 1.0f };
+        EXPECT_THROW(window.detect_frames_device(
+                         dh.get(), bad, nsc, kFrames, dy.get(), c.nsym, dllr.get()),
+                     std::invalid_argument);
+        EXPECT_THROW(window.detect_frames_device(
+                         dh.get(), n0, nsc, kSlots + 1, dy.get(), c.nsym, dllr.get()),
+                     std::invalid_argument);
+        EXPECT_THROW(window.detect_frames_device(
+                         dh.get(), n0, nsc, kFrames, dy.get(), 65, dllr.get()),
+                     std::invalid_argument);
+    }
+}
+
 TEST(CudaDetector, FewSymbolsPerChannelIterateFromHAloneLikeTheCpu)
 {
     // cg/cr through the device API: 1 symbol x 2 (3 + 1) products < U = 32 does not pay

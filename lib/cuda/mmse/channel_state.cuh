@@ -201,7 +201,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
             for (int j = 0; j < U; ++j)
                 if (j != lane)
                     interference += cnorm(cscale(g[lane][j], load));
-            const float noise = fmaxf(p.n0, kLoading * gain_sum / U);
+            const float noise = fmaxf(channel_n0(p, sc), kLoading * gain_sum / U);
             const float disturbance = interference + noise * zf_noise_gain;
             if (lam > 0.0f && isfinite(lam) && isfinite(disturbance)) {
                 const float signal = lam * lam;
@@ -211,7 +211,7 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
                 unusable = true;
             }
         } else if (usable && zf) {
-            const float noise = p.n0 * zf_noise_gain;
+            const float noise = channel_n0(p, sc) * zf_noise_gain;
             r = noise > 0.0f ? fminf(1.0f / noise, kMaxSinr) : kMaxSinr;
             il = 1.0f;
         } else if (usable && lam > 0.0f && isfinite(lam)) {
@@ -237,12 +237,13 @@ __device__ __forceinline__ bool publish_inverse(const PrepareArgs& p,
  * first failed), as on the CPU (core/mmse/cholesky.cc); regularized: whether any
  * loading beyond N0 was added. */
 __device__ __forceinline__ float
-channel_load(const PrepareArgs& p, int attempt, float gain_sum, bool& regularized)
+channel_load(const PrepareArgs& p, int sc, int attempt, float gain_sum, bool& regularized)
 {
     const float loading = kLoading * gain_sum / p.num_users;
-    const bool low_n0 = p.n0 < loading;
+    const float n0 = channel_n0(p, sc);
+    const bool low_n0 = n0 < loading;
     regularized = low_n0 || attempt > 0;
-    return (p.mode == KernelMode::chol ? p.n0 : 0.0f) + (low_n0 ? loading : 0.0f) +
+    return (p.mode == KernelMode::chol ? n0 : 0.0f) + (low_n0 ? loading : 0.0f) +
            (attempt ? loading : 0.0f);
 }
 
@@ -264,8 +265,9 @@ finish_channel_iterative(const PrepareArgs& p, int sc, float2 (*g)[UP + 1], int 
         erase_channel(p, sc, false, lane);
         return false;
     }
-    const float load = iterative_load(p.n0, gain_sum, U);
-    const float n0_eff = p.n0 + load;
+    const float n0 = channel_n0(p, sc);
+    const float load = iterative_load(n0, gain_sum, U);
+    const float n0_eff = n0 + load;
     __syncwarp(); // every lane has read its G_uu
     if (user_lane)
         g[lane][lane].x += n0_eff;
@@ -330,7 +332,7 @@ __device__ __forceinline__ bool finish_channel_block(const PrepareArgs& p,
     bool factored = false, regularized = false;
     float load = 0.0f;
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        load = channel_load(p, attempt, gain_sum, regularized);
+        load = channel_load(p, sc, attempt, gain_sum, regularized);
         factored = invert_in_place<UP, kThreads>(
             a, work, U, load, kMinPivotRatio * (max_gain + load), tid, threads);
         __syncthreads(); // a failed attempt's reads are done before the next one writes
@@ -375,7 +377,7 @@ finish_channel_warp(const PrepareArgs& p, int sc, float2 (*a)[UP + 1], int lane)
     };
 #pragma unroll 1
     for (int attempt = 0; attempt < 2 && !factored; ++attempt) {
-        load = channel_load(p, attempt, gain_sum, regularized);
+        load = channel_load(p, sc, attempt, gain_sum, regularized);
         if constexpr (kSmallTile)
             factored = invert_warp<UP, 2>(a,
                                           U,

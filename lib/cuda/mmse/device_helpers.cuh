@@ -17,6 +17,20 @@
 namespace mimodet {
 namespace cuda {
 
+/*! N0 of subcarrier sc: its frame's where the arguments (PrepareArgs/EqualizeArgs) hold
+ * one per frame, read where it is used (a copy held through the kernel costs registers).
+ * frame_skipped: that frame's N0 is NaN, so nothing of it is written or counted. */
+template <typename Args>
+__device__ __forceinline__ float channel_n0(const Args& p, int sc)
+{
+    return p.frame_n0 ? p.frame_n0[sc / p.frame_subcarriers] : p.n0;
+}
+template <typename Args>
+__device__ __forceinline__ bool frame_skipped(const Args& p, int sc)
+{
+    return p.frame_n0 && isnan(p.frame_n0[sc / p.frame_subcarriers]);
+}
+
 __device__ __forceinline__ float warp_sum(float v)
 {
 #pragma unroll

@@ -668,6 +668,9 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
                                   tile_min_blocks(UP, S, kCompact, kIterative))
     equalize_tiled_kernel(EqualizeArgs p, PrepareArgs prep, int kgroups, int buffers)
 {
+    // (uniform per block: a block is one subcarrier; fused, prep has the same frames)
+    if (frame_skipped(p, blockIdx.x))
+        return;
     static_assert(!kFused || S >= UP,
                   "the fused tile covers G's columns with its groups");
     static_assert((UP / 2) * (S / kTileSymbolsPerThread) % UP == 0,
@@ -680,7 +683,9 @@ __global__ void __launch_bounds__(tile_max_threads(UP, S, kCompact),
 
     constexpr int P = UP / 2;
     const int B = p.num_antennas, U = p.num_users, Q = p.demap.bits;
-    const int nsc = p.num_subcarriers;
+    // (nsc: the rows' stride in subcarriers, which the window of frames makes longer)
+    const int nsc =
+        static_cast<int>(p.row_subcarriers ? p.row_subcarriers : p.num_subcarriers);
     constexpr int G = S / kTileSymbolsPerThread;
     constexpr int base = P * G; // threads per k-group
     const int tid = threadIdx.x, threads = blockDim.x;
@@ -1555,7 +1560,9 @@ void launch_tiled_for(const EqualizeArgs& args, cudaStream_t stream)
     const TileShape shape =
         tile_shape(UP, args.num_symbols, args.num_antennas, iterative);
     const std::size_t max_slice = static_cast<std::size_t>(shape.symbols) * 65535;
-    const std::size_t nsc = static_cast<std::size_t>(args.num_subcarriers);
+    const std::size_t nsc = args.row_subcarriers
+                                ? args.row_subcarriers
+                                : static_cast<std::size_t>(args.num_subcarriers);
     for (std::size_t first = 0; first < args.num_symbols; first += max_slice) {
         EqualizeArgs slice = args;
         slice.num_symbols = std::min(max_slice, args.num_symbols - first);

@@ -24,6 +24,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -460,12 +461,14 @@ __global__ void channel_estimate_kernel(const float2* grid,
     h[static_cast<long long>(f) * g.nsc * g.B * g.U + idx] = cmul(v, ramp[i]);
 }
 
-//! The detector's input [N_data][N_sc][B] per frame, from the data symbols' bins.
+/*! The detector's input from the data symbols' bins: [N_data][N_sc][B] per frame, or
+ * (window_rows) the window's frames side by side, [N_data][slots][N_sc][B]. */
 __global__ void extract_kernel(const float2* grid,
                                const int* bins,
                                Geometry g,
                                const int* frame_count,
                                const FrameMeta* meta,
+                               bool window_rows,
                                float2* y)
 {
     const int f = blockIdx.z, s = blockIdx.y; // 32-bit index arithmetic within a symbol
@@ -476,8 +479,9 @@ __global__ void extract_kernel(const float2* grid,
     const float2 v =
         grid[((static_cast<long long>(f) * g.B + b) * (1 + g.nd) + 1 + s) * g.N +
              bins[i]];
-    y[(static_cast<long long>(f) * g.nd + s) * g.nsc * g.B + idx] =
-        make_float2(v.x * g.scale, v.y * g.scale);
+    const long long row = window_rows ? static_cast<long long>(s) * gridDim.z + f
+                                      : static_cast<long long>(f) * g.nd + s;
+    y[row * g.nsc * g.B + idx] = make_float2(v.x * g.scale, v.y * g.scale);
 }
 
 //! Sum of |X|^2 over the unused bins (not DC) of the data symbols, per frame; one block
@@ -554,6 +558,20 @@ struct CudaOfdmChain::Impl {
     std::vector<std::unique_ptr<CudaDetector>> detectors;
     std::vector<cudaStream_t> detect_streams;
     std::vector<cudaEvent_t> frame_detected;
+    /* chol, cg, cr and zf: one detector over all of a window's frame slots instead, the
+     * window detected by one launch (detect_frames_device), its y, LLRs and x_hat in
+     * rows of all slots per symbol: about half the GPU time of a launch per frame, whose
+     * 1200 subcarriers fill the GPU thinly (docs/performance.md). detectors then holds
+     * one detector, for finish_gains. */
+    std::unique_ptr<CudaDetector> frames_detector;
+    //! A window's frames to detect: the slot, the index among the call's frames, and
+    //! whether the frame is erased (NaN/Inf samples).
+    struct Pick {
+        int slot;
+        std::size_t index;
+        bool erased;
+    };
+    std::vector<Pick> picks;
 
     // Constant tables.
     std::unique_ptr<Buffer<int>> bins, unused_bins;
@@ -625,7 +643,15 @@ struct CudaOfdmChain::Impl {
         tail = frame + 2 * sym; // a frame whose peak is up to a symbol past the step
         width = step + tail;
         max_frames = static_cast<int>(step / (frame - o.cp_length) + 2);
-        for (int f = 0; f < max_frames; ++f) {
+        const bool window_launch =
+            dc.mode == DetectorMode::chol || dc.mode == DetectorMode::cg ||
+            dc.mode == DetectorMode::cr || dc.mode == DetectorMode::zf;
+        if (window_launch) {
+            DetectorConfig wc = dc;
+            wc.num_subcarriers = static_cast<std::size_t>(max_frames) * o.num_subcarriers;
+            frames_detector = std::make_unique<CudaDetector>(wc, engine);
+        }
+        for (int f = 0; f < (window_launch ? 1 : max_frames); ++f) {
             detectors.push_back(std::make_unique<CudaDetector>(dc, engine));
             detect_streams.push_back(nullptr);
             MIMODET_CUDA_CHECK(
@@ -986,8 +1012,13 @@ struct CudaOfdmChain::Impl {
         extract_kernel<<<dim3(blocks_for(geo.nsc * geo.B, kThreads), geo.nd, max_frames),
                          kThreads,
                          0,
-                         compute>>>(
-            s.grid->get(), bins->get(), geo, s.count->get(), s.meta->get(), s.y->get());
+                         compute>>>(s.grid->get(),
+                                    bins->get(),
+                                    geo,
+                                    s.count->get(),
+                                    s.meta->get(),
+                                    frames_detector != nullptr,
+                                    s.y->get());
         MIMODET_CUDA_CHECK_LAUNCH("extract_kernel");
         if (geo.n_unused > 0) {
             noise_kernel<<<dim3(geo.nd, geo.B, max_frames), kThreads, 0, compute>>>(
@@ -1003,11 +1034,12 @@ struct CudaOfdmChain::Impl {
     //! How a call's walk went on after a window.
     enum class Walk { on, full, cut };
 
-    //! Waits for window k's frames, detects them and queues the LLR download; says
-    //! whether the walk goes on (a full output or a frame cut by the end of the samples
-    //! ends it, next_start / cut_resume tell where a later call resumes).
     //! Frame `index`'s gains from its detector into the call's gains buffers, queued.
-    void copy_gains(const CudaDetector& detector, std::size_t index, cudaStream_t stream)
+    //! `first`: the frame's first subcarrier in the detector's (a window's slot).
+    void copy_gains(const CudaDetector& detector,
+                    std::size_t index,
+                    std::size_t first,
+                    cudaStream_t stream)
     {
         CudaDetector::DeviceGains g;
         if (!detector.device_gains(g)) {
@@ -1016,17 +1048,17 @@ struct CudaOfdmChain::Impl {
         }
         const std::size_t nsc = ofdm.num_subcarriers, n = nsc * ofdm.num_users;
         MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_unbias->get() + index * n,
-                                           g.inv_lambda,
+                                           g.inv_lambda + first * ofdm.num_users,
                                            n * sizeof(float),
                                            cudaMemcpyDeviceToDevice,
                                            stream));
         MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_sinr->get() + index * n,
-                                           g.sinr,
+                                           g.sinr + first * ofdm.num_users,
                                            n * sizeof(float),
                                            cudaMemcpyDeviceToDevice,
                                            stream));
         MIMODET_CUDA_CHECK(cudaMemcpyAsync(gains_status->get() + index * nsc,
-                                           g.status,
+                                           g.status + first,
                                            nsc,
                                            cudaMemcpyDeviceToDevice,
                                            stream));
@@ -1064,6 +1096,9 @@ struct CudaOfdmChain::Impl {
         }
     }
 
+    //! Waits for window k's frames, detects them and queues the LLR download; says
+    //! whether the walk goes on (a full output or a frame cut by the end of the samples
+    //! ends it, next_start / cut_resume tell where a later call resumes).
     Walk issue_detection(std::size_t k,
                          const ChainOutputs& out,
                          std::vector<ChainFrame>& frames)
@@ -1079,11 +1114,9 @@ struct CudaOfdmChain::Impl {
         const int count = *s.host_count->get();
         const double bins_summed = static_cast<double>(geo.n_unused) * geo.B * geo.nd;
         const std::size_t first = frames.size();
-        // Frame j of the window on detector j and its stream, once the window's chain is
-        // done and the LLRs of two windows ago (same buffer) are downloaded. The compute
-        // stream joins them before the chain that reuses this set (window k+2), and the
-        // download stream before fetching the LLRs.
-        std::size_t detected = 0;
+        // The walk over the window's frames: which are output, where the next search
+        // starts.
+        picks.clear();
         Walk walk = Walk::on;
         for (int f = 0; f < count; ++f) {
             const FrameMeta& m = s.host_meta->get()[f];
@@ -1110,10 +1143,34 @@ struct CudaOfdmChain::Impl {
                 bins_summed > 0.0
                     ? static_cast<float>(m.noise * geo.scale * geo.scale / bins_summed)
                     : 0.0f;
-            const std::size_t index = frames.size();
+            picks.push_back(Pick{ f, frames.size(), !std::isfinite(frame.n0) });
             frames.push_back(frame);
-            float2* h = s.h->get() + f * h_frame;
-            float2* y = s.y->get() + f * y_frame;
+        }
+        if (frames_detector)
+            detect_window(s, out, frames);
+        else
+            detect_frames(s, out, frames, first);
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
+        if (walk == Walk::on && frames.size() == out.max_frames)
+            walk = Walk::full;
+        return walk;
+    }
+
+    //! Each picked frame on its own detector and stream, once the window's chain is
+    //! done and the LLRs of two windows ago (same buffer) are downloaded. The compute
+    //! stream joins them before the chain that reuses this set (window k+2), and the
+    //! download stream before fetching the LLRs.
+    void detect_frames(Set& s,
+                       const ChainOutputs& out,
+                       const std::vector<ChainFrame>& frames,
+                       std::size_t first)
+    {
+        std::size_t detected = 0;
+        for (const Pick& pick : picks) {
+            const ChainFrame& frame = frames[pick.index];
+            const std::size_t index = pick.index;
+            float2* h = s.h->get() + pick.slot * h_frame;
+            float2* y = s.y->get() + pick.slot * y_frame;
             cudaStream_t stream = detect_streams[detected];
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
@@ -1129,7 +1186,7 @@ struct CudaOfdmChain::Impl {
             cf32* x_hat = out.x_hat ? reinterpret_cast<cf32*>(s.x_hat->get()) +
                                           detected * x_frame
                                     : nullptr;
-            if (std::isfinite(frame.n0)) {
+            if (!pick.erased) {
                 CudaDetector& detector = *detectors[detected];
                 detector.set_channel_device(
                     reinterpret_cast<const cf32*>(h), frame.n0, stream);
@@ -1139,7 +1196,7 @@ struct CudaOfdmChain::Impl {
                                        x_hat,
                                        stream);
                 if (out.unbias)
-                    copy_gains(detector, index, stream);
+                    copy_gains(detector, index, 0, stream);
             } else { // NaN/Inf samples in the frame: erased, as the CPU detector does
                 MIMODET_CUDA_CHECK(
                     cudaMemsetAsync(llr, 0, llr_frame * sizeof(float), stream));
@@ -1197,10 +1254,125 @@ struct CudaOfdmChain::Impl {
                                                cudaMemcpyDeviceToHost,
                                                download));
         }
-        MIMODET_CUDA_CHECK(cudaEventRecord(s.downloaded, download));
-        if (walk == Walk::on && frames.size() == out.max_frames)
-            walk = Walk::full;
-        return walk;
+    }
+
+    /*! The picked frames in one launch (frames_detector): the slots up to the last
+     * picked one, a slot not picked or erased skipped by a NaN N0. y, the LLRs and x_hat
+     * are rows of all max_frames slots per data symbol, so a frame's outputs come down
+     * as 2-D copies of its columns. */
+    void
+    detect_window(Set& s, const ChainOutputs& out, const std::vector<ChainFrame>& frames)
+    {
+        if (picks.empty())
+            return;
+        const std::size_t slots = static_cast<std::size_t>(picks.back().slot) + 1;
+        const std::size_t nsc = ofdm.num_subcarriers, nd = ofdm.num_data_symbols;
+        const std::size_t row_y = nsc * ofdm.num_antennas, row_llr = llr_frame / nd,
+                          row_x = x_frame / nd,
+                          all = static_cast<std::size_t>(max_frames);
+        cudaStream_t stream = detect_streams.front();
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
+        // Narrow storage (emulated): H per frame, y per frame and OFDM symbol, as
+        // detect_frames'.
+        float2* h = s.h->get();
+        float2* y = s.y->get();
+        quantize_blocks(reinterpret_cast<cf32*>(h), h_frame, slots, precision, stream);
+        quantize_blocks(reinterpret_cast<cf32*>(y), row_y, nd * all, precision, stream);
+        std::vector<float> n0(slots, std::numeric_limits<float>::quiet_NaN());
+        for (const Pick& pick : picks)
+            if (!pick.erased)
+                n0[pick.slot] = frames[pick.index].n0;
+        float* llr = s.llr->get();
+        float2* x_hat = out.x_hat ? s.x_hat->get() : nullptr;
+        frames_detector->detect_frames_device(reinterpret_cast<const cf32*>(h),
+                                              n0.data(),
+                                              nsc,
+                                              slots,
+                                              reinterpret_cast<const cf32*>(y),
+                                              nd,
+                                              llr,
+                                              reinterpret_cast<cf32*>(x_hat),
+                                              stream);
+        for (const Pick& pick : picks) {
+            const std::size_t slot = static_cast<std::size_t>(pick.slot);
+            if (pick.erased) { // NaN/Inf samples in the frame: erased, as the CPU does
+                MIMODET_CUDA_CHECK(cudaMemset2DAsync(llr + slot * row_llr,
+                                                     all * row_llr * sizeof(float),
+                                                     0,
+                                                     row_llr * sizeof(float),
+                                                     nd,
+                                                     stream));
+                if (x_hat)
+                    MIMODET_CUDA_CHECK(cudaMemset2DAsync(x_hat + slot * row_x,
+                                                         all * row_x * sizeof(float2),
+                                                         0,
+                                                         row_x * sizeof(float2),
+                                                         nd,
+                                                         stream));
+                if (out.unbias)
+                    gains_kind[pick.index] = kGainsErased;
+            } else if (out.unbias) {
+                copy_gains(*frames_detector, pick.index, slot * nsc, stream);
+            }
+            if (out.x_hat)
+                MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(out.x_hat + pick.index * x_frame,
+                                                     row_x * sizeof(float2),
+                                                     x_hat + slot * row_x,
+                                                     all * row_x * sizeof(float2),
+                                                     row_x * sizeof(float2),
+                                                     nd,
+                                                     cudaMemcpyDeviceToHost,
+                                                     stream));
+            // Optional outputs (tests): straight into the caller's memory.
+            if (out.h)
+                MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.h + pick.index * h_frame,
+                                                   h + slot * h_frame,
+                                                   h_frame * sizeof(cf32),
+                                                   cudaMemcpyDeviceToHost,
+                                                   stream));
+            if (out.y)
+                MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(out.y + pick.index * y_frame,
+                                                     row_y * sizeof(float2),
+                                                     y + slot * row_y,
+                                                     all * row_y * sizeof(float2),
+                                                     row_y * sizeof(float2),
+                                                     nd,
+                                                     cudaMemcpyDeviceToHost,
+                                                     stream));
+        }
+        MIMODET_CUDA_CHECK(cudaEventRecord(frame_detected.front(), stream));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(compute, frame_detected.front(), 0));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(download, frame_detected.front(), 0));
+        // The LLRs down, each frame's columns of the rows: narrowed first where asked
+        // (from the first row to the last picked slot of the last row).
+        const float* src = llr;
+        char* dst = reinterpret_cast<char*>(out.llr);
+        std::size_t bytes = sizeof(float);
+        if (out.llr_int8 || out.llr_fp16) { // a quarter or half the bytes
+            const LlrFormat format = out.llr_int8 ? LlrFormat::int8 : LlrFormat::fp16;
+            bytes = llr_bytes(format);
+            llrs_to_narrow(llr,
+                           ((nd - 1) * all + slots) * row_llr,
+                           format,
+                           options.llr_int8_scale,
+                           s.llr_narrow->get(),
+                           download);
+            src = nullptr;
+            dst = out.llr_int8 ? reinterpret_cast<char*>(out.llr_int8)
+                               : reinterpret_cast<char*>(out.llr_fp16);
+        }
+        const char* base = src ? reinterpret_cast<const char*>(src)
+                               : reinterpret_cast<const char*>(s.llr_narrow->get());
+        for (const Pick& pick : picks)
+            MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(dst + pick.index * llr_frame * bytes,
+                                                 row_llr * bytes,
+                                                 base + pick.slot * row_llr * bytes,
+                                                 all * row_llr * bytes,
+                                                 row_llr * bytes,
+                                                 nd,
+                                                 cudaMemcpyDeviceToHost,
+                                                 download));
     }
 };
 
@@ -1323,6 +1495,8 @@ DetectorStats CudaOfdmChain::detector_stats() const
     DetectorStats s;
     for (const auto& detector : d_impl->detectors)
         s += detector->stats();
+    if (d_impl->frames_detector)
+        s += d_impl->frames_detector->stats();
     return s;
 }
 
