@@ -1271,6 +1271,27 @@ struct CudaOfdmChain::Impl {
                           row_x = x_frame / nd,
                           all = static_cast<std::size_t>(max_frames);
         cudaStream_t stream = detect_streams.front();
+        // A slot's columns of nd rows of `all` slots (`row` bytes each): to the host
+        // (frame after frame, as the caller's outputs are), or zeroed.
+        auto columns_to_host = [&](void* dst,
+                                   const void* rows,
+                                   std::size_t slot,
+                                   std::size_t row,
+                                   cudaStream_t on) {
+            MIMODET_CUDA_CHECK(
+                cudaMemcpy2DAsync(dst,
+                                  row,
+                                  static_cast<const char*>(rows) + slot * row,
+                                  all * row,
+                                  row,
+                                  nd,
+                                  cudaMemcpyDeviceToHost,
+                                  on));
+        };
+        auto zero_columns = [&](void* rows, std::size_t slot, std::size_t row) {
+            MIMODET_CUDA_CHECK(cudaMemset2DAsync(
+                static_cast<char*>(rows) + slot * row, all * row, 0, row, nd, stream));
+        };
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.meta_ready, 0));
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, s.downloaded, 0));
         // Narrow storage (emulated): H per frame, y per frame and OFDM symbol, as
@@ -1297,33 +1318,20 @@ struct CudaOfdmChain::Impl {
         for (const Pick& pick : picks) {
             const std::size_t slot = static_cast<std::size_t>(pick.slot);
             if (pick.erased) { // NaN/Inf samples in the frame: erased, as the CPU does
-                MIMODET_CUDA_CHECK(cudaMemset2DAsync(llr + slot * row_llr,
-                                                     all * row_llr * sizeof(float),
-                                                     0,
-                                                     row_llr * sizeof(float),
-                                                     nd,
-                                                     stream));
+                zero_columns(llr, slot, row_llr * sizeof(float));
                 if (x_hat)
-                    MIMODET_CUDA_CHECK(cudaMemset2DAsync(x_hat + slot * row_x,
-                                                         all * row_x * sizeof(float2),
-                                                         0,
-                                                         row_x * sizeof(float2),
-                                                         nd,
-                                                         stream));
+                    zero_columns(x_hat, slot, row_x * sizeof(float2));
                 if (out.unbias)
                     gains_kind[pick.index] = kGainsErased;
             } else if (out.unbias) {
                 copy_gains(*frames_detector, pick.index, slot * nsc, stream);
             }
             if (out.x_hat)
-                MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(out.x_hat + pick.index * x_frame,
-                                                     row_x * sizeof(float2),
-                                                     x_hat + slot * row_x,
-                                                     all * row_x * sizeof(float2),
-                                                     row_x * sizeof(float2),
-                                                     nd,
-                                                     cudaMemcpyDeviceToHost,
-                                                     stream));
+                columns_to_host(out.x_hat + pick.index * x_frame,
+                                x_hat,
+                                slot,
+                                row_x * sizeof(float2),
+                                stream);
             // Optional outputs (tests): straight into the caller's memory.
             if (out.h)
                 MIMODET_CUDA_CHECK(cudaMemcpyAsync(out.h + pick.index * h_frame,
@@ -1332,14 +1340,11 @@ struct CudaOfdmChain::Impl {
                                                    cudaMemcpyDeviceToHost,
                                                    stream));
             if (out.y)
-                MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(out.y + pick.index * y_frame,
-                                                     row_y * sizeof(float2),
-                                                     y + slot * row_y,
-                                                     all * row_y * sizeof(float2),
-                                                     row_y * sizeof(float2),
-                                                     nd,
-                                                     cudaMemcpyDeviceToHost,
-                                                     stream));
+                columns_to_host(out.y + pick.index * y_frame,
+                                y,
+                                slot,
+                                row_y * sizeof(float2),
+                                stream);
         }
         MIMODET_CUDA_CHECK(cudaEventRecord(frame_detected.front(), stream));
         MIMODET_CUDA_CHECK(cudaStreamWaitEvent(compute, frame_detected.front(), 0));
@@ -1365,14 +1370,11 @@ struct CudaOfdmChain::Impl {
         const char* base = src ? reinterpret_cast<const char*>(src)
                                : reinterpret_cast<const char*>(s.llr_narrow->get());
         for (const Pick& pick : picks)
-            MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(dst + pick.index * llr_frame * bytes,
-                                                 row_llr * bytes,
-                                                 base + pick.slot * row_llr * bytes,
-                                                 all * row_llr * bytes,
-                                                 row_llr * bytes,
-                                                 nd,
-                                                 cudaMemcpyDeviceToHost,
-                                                 download));
+            columns_to_host(dst + pick.index * llr_frame * bytes,
+                            base,
+                            static_cast<std::size_t>(pick.slot),
+                            row_llr * bytes,
+                            download);
     }
 };
 
