@@ -538,9 +538,8 @@ struct CudaDetector::Impl {
         d_bad_samples = device_alloc<unsigned long long>(1);
         MIMODET_CUDA_CHECK(cudaMemset(d_bad_samples, 0, sizeof(unsigned long long)));
         d_channel_counts = device_alloc<unsigned long long>(kChannelCounts);
-        MIMODET_CUDA_CHECK(cudaMemset(
-            d_channel_counts, 0, kChannelCounts * sizeof(unsigned long long)));
-        h_channel = pinned_alloc<float2>(nsc * b * u);
+        MIMODET_CUDA_CHECK(
+            cudaMemset(d_channel_counts, 0, kChannelCounts * sizeof(unsigned long long)));
         h_status = pinned_alloc<std::uint8_t>(nsc);
         h_unusable = pinned_alloc<std::uint8_t>(nsc);
         h_bad_samples = pinned_alloc<unsigned long long>(1);
@@ -1260,6 +1259,10 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
         m.dims.channel_items() * (codes ? 2 * m.code_bytes : sizeof(cf32));
     const bool direct = is_pinned(src);
     if (!direct) {
+        // Made on first use: a detector fed only through the device API (the receive
+        // chain's window detector, 10 frames of 16x16 channels) never needs it.
+        if (!m.h_channel)
+            m.h_channel = pinned_alloc<float2>(m.dims.channel_items());
         std::memcpy(m.h_channel, src, h_bytes);
         src = m.h_channel;
     }
