@@ -17,6 +17,10 @@
  *                 --source replay: instead, a source that writes each slot of its
  *                 buffer once (the buffer holds whole repetitions) and then only tags
  *                 and counts, so that the detector block's own rate is measured.
+ *   --block fsd   the same flowgraph around fsd_detector (--mode sfsd: soft output, the
+ *                 default; fsd: hard), --config lte: roger2012's LTE slot, 4x4, 1200
+ *                 subcarriers x 7 OFDM symbols with a channel per slot (a frame here),
+ *                 as mimodet_bench's roger2012 rows.
  *   --block ofdm  B vector sources (vector_source_c, or _i of sc16 words) -> head ->
  *                 ofdm_uplink_detector -> sink: each
  *                 antenna's stream of up to four distinct simulated frames, each after its
@@ -57,9 +61,10 @@
 #include <gnuradio/block_detail.h>
 #include <gnuradio/blocks/file_source.h>
 #include <gnuradio/blocks/head.h>
-#include <gnuradio/buffer.h>
 #include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/buffer.h>
 #include <gnuradio/high_res_timer.h>
+#include <gnuradio/mimodet/fsd_detector.h>
 #include <gnuradio/mimodet/mmse_detector.h>
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <gnuradio/prefs.h>
@@ -70,6 +75,7 @@
 #include <mimodet/layout.h>
 #include <mimodet/ofdm.h>
 #include <pmt/pmt.h>
+#include <system_error>
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -87,7 +93,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -318,6 +323,12 @@ double steady_realtime(const Report& rep, const Run& r)
     return r.steady_items_per_s * (rep.samples / rep.items) / rep.rate;
 }
 
+//! The block's GNU Radio name.
+std::string block_name(const std::string& block)
+{
+    return block == "ofdm" ? "ofdm_uplink_detector" : block + "_detector";
+}
+
 void print_row(const Report& rep, const std::string& label, const Run& r)
 {
     const bool ofdm = rep.block == "ofdm";
@@ -368,8 +379,8 @@ void time_runs(Report& rep,
 
 void print_header(const Report& rep)
 {
-    std::printf("# %s_detector %s (%s), backend %s, implementation %s, %zu frames\n",
-                rep.block == "ofdm" ? "ofdm_uplink" : "mmse",
+    std::printf("# %s %s (%s), backend %s, implementation %s, %zu frames\n",
+                block_name(rep.block).c_str(),
                 rep.config.c_str(),
                 rep.describe.c_str(),
                 rep.backend.c_str(),
@@ -417,14 +428,12 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
     const Run m = median_run(rep.runs);
     std::ofstream out(path);
     out << std::setprecision(10);
-    out << "{\n  \"block\": \""
-        << (rep.block == "ofdm" ? "ofdm_uplink_detector" : "mmse_detector")
-        << "\",\n  \"config\": \"" << rep.config
-        << "\",\n  \"antennas\": " << opt["--antennas"]
+    out << "{\n  \"block\": \"" << block_name(rep.block) << "\",\n  \"config\": \""
+        << rep.config << "\",\n  \"antennas\": " << opt["--antennas"]
         << ",\n  \"users\": " << opt["--users"]
         << ",\n  \"subcarriers\": " << opt["--subcarriers"]
         << ",\n  \"symbols\": " << opt["--symbols"];
-    if (rep.block == "mmse")
+    if (rep.block != "ofdm")
         out << ",\n  \"buffer_items\": "
             << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
@@ -436,12 +445,12 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
             << ",\n  \"rate\": " << rep.rate << ",\n  \"samples\": \""
             << opt["--samples"] << "\"";
     out << ",\n  \"modulation\": \"" << opt["--modulation"] << "\",\n  \"mode\": \""
-        << opt["--mode"] << "\",\n  \"iterations\": " << opt["--iterations"]
+        << opt["--mode"] << "\",\n  \"iterations\": "
+        << (rep.block == "fsd" ? std::string("null") : opt["--iterations"])
         << ",\n  \"backend\": \"" << rep.backend << "\",\n  \"implementation\": "
         << (detected ? "\"" + rep.implementation + "\"" : std::string("null"))
-        << ",\n  \"frames\": " << rep.frames
-        << ",\n  \"items\": " << rep.items << ",\n  \"bits\": " << rep.bits
-        << ",\n  \"seconds\": [";
+        << ",\n  \"frames\": " << rep.frames << ",\n  \"items\": " << rep.items
+        << ",\n  \"bits\": " << rep.bits << ",\n  \"seconds\": [";
     for (std::size_t i = 0; i < rep.runs.size(); ++i)
         out << (i ? ", " : "") << rep.runs[i].seconds;
     out << "],\n  \"median_seconds\": " << m.seconds;
@@ -451,7 +460,7 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
             << ",\n  \"mbps\": " << rep.bits / m.seconds * 1e-6;
     else
         out << ",\n  \"items_per_s\": null,\n  \"frames_per_s\": null,\n  \"mbps\": null";
-    if (rep.block == "mmse")
+    if (rep.block != "ofdm")
         out << ",\n  \"steady_mbps\": "
             << m.steady_items_per_s * rep.bits / rep.items * 1e-6;
     if (rep.block == "ofdm")
@@ -468,9 +477,9 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         throw std::runtime_error("--json: could not write " + path);
 }
 
-// --block mmse
+// --block mmse and --block fsd
 
-void bench_mmse(const Options& opt, Report& rep)
+void bench_detector(const Options& opt, Report& rep)
 {
     mimodet::ChannelSimConfig sim;
     sim.num_antennas = parse_integer("--antennas", opt["--antennas"], 1);
@@ -486,19 +495,43 @@ void bench_mmse(const Options& opt, Report& rep)
     const mimodet::Dims d = sim.dims();
     const std::size_t S = sim.symbols_per_frame;
 
-    auto det = gr::mimodet::mmse_detector::make(static_cast<int>(d.num_antennas),
-                                                static_cast<int>(d.num_users),
-                                                static_cast<int>(d.num_subcarriers),
-                                                opt["--modulation"],
-                                                opt["--mode"],
-                                                iterations,
-                                                opt["--backend"],
-                                                true,
-                                                0.0f,
-                                                0,
-                                                std::vector<int>{ 0 },
-                                                streams);
-    rep.implementation = det->implementation();
+    gr::block_sptr det;
+    std::function<std::uint64_t()> channel_updates;
+    if (rep.block == "fsd") {
+        auto fsd =
+            gr::mimodet::fsd_detector::make(static_cast<int>(d.num_antennas),
+                                            static_cast<int>(d.num_users),
+                                            static_cast<int>(d.num_subcarriers),
+                                            opt["--modulation"],
+                                            opt["--mode"] == "fsd" ? "hard" : "soft",
+                                            0,
+                                            0,
+                                            opt["--backend"],
+                                            true,
+                                            0.0f,
+                                            0,
+                                            std::vector<int>{ 0 },
+                                            streams);
+        rep.implementation = fsd->implementation();
+        channel_updates = [fsd] { return fsd->channel_updates(); };
+        det = fsd;
+    } else {
+        auto mmse = gr::mimodet::mmse_detector::make(static_cast<int>(d.num_antennas),
+                                                     static_cast<int>(d.num_users),
+                                                     static_cast<int>(d.num_subcarriers),
+                                                     opt["--modulation"],
+                                                     opt["--mode"],
+                                                     iterations,
+                                                     opt["--backend"],
+                                                     true,
+                                                     0.0f,
+                                                     0,
+                                                     std::vector<int>{ 0 },
+                                                     streams);
+        rep.implementation = mmse->implementation();
+        channel_updates = [mmse] { return mmse->channel_updates(); };
+        det = mmse;
+    }
 
     // Two distinct frames, cycled: the source's repetition (its buffer) stays small.
     std::fprintf(stderr, "mimodet_flowgraph_bench: simulating 2 frames ...\n");
@@ -584,8 +617,7 @@ void bench_mmse(const Options& opt, Report& rep)
         reps,
         [&] {
             sink->reset();
-            Run r = run_flowgraph(
-                connect, det, [&] { return det->channel_updates(); }, 1.0);
+            Run r = run_flowgraph(connect, det, channel_updates, 1.0);
             r.steady_items_per_s = sink->steady_rate();
             return r;
         },
@@ -840,7 +872,8 @@ void bench_ofdm(const Options& opt, Report& rep)
 void usage()
 {
     std::cout
-        << "usage: mimodet_flowgraph_bench --block mmse|ofdm [--backend auto|cpu|cuda]\n"
+        << "usage: mimodet_flowgraph_bench --block mmse|fsd|ofdm [--backend "
+           "auto|cpu|cuda]\n"
            "         [--frames F] [--reps R] [--mode chol|cg|cr|zf] [--iterations I]\n"
            "         [--modulation qpsk|16qam|64qam|256qam] [--work-time on|off]\n"
            "         [--json FILE]\n"
@@ -850,6 +883,8 @@ void usage()
            "         GNU Radio's choice, a few items of this size)]\n"
            "        [--source vector|replay (vector: vector_source + head, a copy each;\n"
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
+           "  fsd:  fsd_detector, the options of mmse with [--config lte]\n"
+           "        [--mode sfsd|fsd (soft or hard output; default sfsd)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
            "        [--subcarriers N] [--symbols N (data symbols)] [--rate S/s]\n"
            "        [--source vector|replay|file (vector, replay: as mmse's, per\n"
@@ -865,6 +900,9 @@ void usage()
            "Configurations (explicit options override their values):\n"
            "  target   128x16, 1024 subcarriers x 64 symbols, 16qam (the default, mmse)\n"
            "  nr-slot  64x16, 3276 subcarriers x 14 symbols, 16qam\n"
+           "  lte      4x4, 1200 subcarriers x 7 symbols (an LTE slot, roger2012), "
+           "16qam\n"
+           "           (the default, fsd)\n"
            "  lte20    16 antennas x 6 users, FFT 2048, CP 144, 1200 subcarriers,\n"
            "           14 data symbols, 16qam, 30.72 MS/s (the default, ofdm)\n"
            "Defaults: --backend auto --frames 50 (mmse) or 64 (ofdm) --reps 5 --mode "
@@ -896,6 +934,14 @@ void apply_config(Options& opt, const std::string& block)
             throw UsageError(
                 "--config: expected target or nr-slot for --block mmse, got '" + config +
                 "'");
+    } else if (block == "fsd") {
+        if (config != "lte")
+            throw UsageError("--config: expected lte for --block fsd, got '" + config +
+                             "'");
+        preset = { { "--antennas", "4" },
+                   { "--users", "4" },
+                   { "--subcarriers", "1200" },
+                   { "--symbols", "7" } };
     } else {
         if (config != "lte20")
             throw UsageError("--config: expected lte20 for --block ofdm, got '" + config +
@@ -948,10 +994,10 @@ int main(int argc, char** argv)
         }
         // Every option is checked here, before anything is simulated.
         if (!opt.has("--block"))
-            throw UsageError("--block is missing: mmse or ofdm (see --help)");
+            throw UsageError("--block is missing: mmse, fsd or ofdm (see --help)");
         const std::string block = opt["--block"];
-        if (block != "mmse" && block != "ofdm")
-            throw UsageError("--block: expected mmse or ofdm, got '" + block + "'");
+        if (block != "mmse" && block != "fsd" && block != "ofdm")
+            throw UsageError("--block: expected mmse, fsd or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
              ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
@@ -959,7 +1005,9 @@ int main(int argc, char** argv)
                                               "--detector" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
-                                 (ofdm ? "mmse" : "ofdm") + " only");
+                                 (ofdm ? "mmse and fsd" : "ofdm") + " only");
+        if (block == "fsd" && opt.has("--iterations"))
+            throw UsageError("--iterations applies to --block mmse and ofdm only");
         const std::string backend = opt["--backend"];
         if (backend != "auto" && backend != "cpu" && backend != "cuda")
             throw UsageError("--backend: expected auto, cpu or cuda, got '" + backend +
@@ -967,7 +1015,9 @@ int main(int argc, char** argv)
         if (backend == "cpu" && opt.has("--streams"))
             throw UsageError("--streams applies to the cuda backend (and auto) only");
         if (!opt.has("--config"))
-            opt.value["--config"] = ofdm ? "lte20" : "target";
+            opt.value["--config"] = ofdm ? "lte20" : block == "fsd" ? "lte" : "target";
+        if (block == "fsd" && !opt.has("--mode"))
+            opt.value["--mode"] = "sfsd";
         apply_config(opt, block);
         if (!opt.has("--frames"))
             opt.value["--frames"] = ofdm ? "64" : "50";
@@ -986,6 +1036,9 @@ int main(int argc, char** argv)
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("--mode: ") + e.what());
         }
+        if (block == "fsd" && opt["--mode"] != "fsd" && opt["--mode"] != "sfsd")
+            throw UsageError("--mode: expected sfsd or fsd for --block fsd, got '" +
+                             opt["--mode"] + "'");
         try {
             mimodet::parse_modulation(opt["--modulation"]);
         } catch (const std::invalid_argument& e) {
@@ -1067,6 +1120,9 @@ int main(int argc, char** argv)
                 rep.config = "custom-" + BxU + "-" + mode + "-" + nxs;
             else if (opt["--config"] == "target")
                 rep.config = "target-" + BxU + "-" + mode + "-" + nxs;
+            else if (opt["--config"] == "lte")
+                rep.config =
+                    "lte-" + BxU + "-" + mode + "-" + mod + "-Nc" + opt["--subcarriers"];
             else
                 rep.config = "nr-slot-" + BxU + "-" + mode;
             rep.describe = opt["--subcarriers"] + " subcarriers x " + opt["--symbols"] +
@@ -1105,7 +1161,7 @@ int main(int argc, char** argv)
         if (ofdm)
             bench_ofdm(opt, rep);
         else
-            bench_mmse(opt, rep);
+            bench_detector(opt, rep);
         print_row(rep, "median", median_run(rep.runs));
         if (opt.has("--json"))
             write_json(opt["--json"], rep, opt);
