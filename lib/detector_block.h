@@ -235,10 +235,22 @@ private:
     bool d_on_gpu = false; // the detector runs on a GPU (set with it)
 
     core::DetectorStats stats() const; // cumulative; caller holds d_mutex
-    void apply_tags(const std::vector<gr::tag_t>& tags_at_offset);
+    /*! Takes the channel and N0 of the tags at one item. Returns true when a valid new
+     * channel starts there; with `defer` it is left for the caller to hand on (a frame of
+     * submit_frames), else it is set in the detector here. */
+    bool apply_tags(const std::vector<gr::tag_t>& tags_at_offset, bool defer = false);
     const core::cf32* channel_data(const pmt::pmt_t& h) const;
     void stage_channel(const std::vector<gr::tag_t>& tags);
     void warn_once_about_bad_inputs();
+    /*! Whether work() hands its channels to submit_frames: the sphere decoders, whose
+     * channel comes every few symbols (LTE: 7), without extra outputs. The linear
+     * detectors keep set_channel per channel, which takes the copy of their large H
+     * (16 MiB at the 128x16 target) staged in page-locked memory while the GPU works. */
+    bool batches_frames() const
+    {
+        return !d_extra.any() && (d_config.mode == core::DetectorMode::fsd ||
+                                  d_config.mode == core::DetectorMode::sfsd);
+    }
 
     // extra_outputs: the channel's gains (fetched once per channel, when first needed),
     // the quality of the frame so far, and scratch for what is not an output.
@@ -390,7 +402,7 @@ std::uint64_t detector_block<Api>::erased_items() const
     return d_erased_items;
 }
 template <class Api>
-void detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags)
+bool detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags, bool defer)
 {
     bool changed = false;
     for (const auto& tag : tags) {
@@ -437,7 +449,8 @@ void detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags)
             core::kChannelTagKey,
             core::kNoiseVarTagKey,
             d_n0);
-    if (changed && d_channel_valid) {
+    const bool starts = changed && d_channel_valid;
+    if (starts && !defer) {
         // The copy staged while the GPU worked, if it is this channel's: uploaded by DMA.
         const bool staged = !d_h_staged.empty() && pmt::eq(d_h, d_h_staged_from);
         if (d_extra.quality)
@@ -447,6 +460,7 @@ void detector_block<Api>::apply_tags(const std::vector<gr::tag_t>& tags)
         d_gains_stale = true;
     }
     d_h_staged_from = pmt::PMT_NIL;
+    return starts;
 }
 
 template <class Api>
@@ -614,7 +628,7 @@ int detector_block<Api>::work(int noutput_items,
             by_offset[t.offset].push_back(t);
     }
     if (d_in_flight > 0) {
-        if (!by_offset.empty())
+        if (!by_offset.empty() && !batches_frames())  // (a batch reads the tags' H)
             stage_channel(by_offset.begin()->second); // while the GPU finishes
         d_detector->complete();
         if (d_in_flight >= noutput_items) { // no room for more: return finished items
@@ -625,6 +639,56 @@ int detector_block<Api>::work(int noutput_items,
     warn_once_about_bad_inputs(); // here nothing is in flight: stats() does not wait
 
     int in_flight_from = -1; // first item of the batch left in flight, if any
+    /* batches_frames(): the items of a channel are a frame, and the frames that follow
+     * one another go to the detector as one submit_frames batch: the GPU sphere
+     * decoders then need no round trip per channel (LTE: one every 7 symbols). `frames`
+     * holds the batch being built, from item frames_from; `held` keeps the channels'
+     * vectors alive while they are in it (a later tag replaces d_h). */
+    const bool batch = batches_frames();
+    std::vector<core::ChannelFrame> frames;
+    std::vector<pmt::pmt_t> held;
+    int frames_from = done;
+    bool channel_starts = false; // the next frame's channel is new (a tag at its start)
+    auto submit_batch = [&](std::size_t first, std::size_t count, int from) {
+        if (d_detector->submit_frames(frames.data() + first,
+                                      count,
+                                      in + static_cast<std::size_t>(from) *
+                                               dims.rx_items(),
+                                      out + static_cast<std::size_t>(from) * out_item,
+                                      d_llr.format,
+                                      d_llr.int8_scale))
+            in_flight_from = from; // (a later submit or set_channel completes it)
+        else
+            in_flight_from = -1;
+    };
+    auto flush = [&]() {
+        if (frames.empty())
+            return;
+        // Nothing finished to return yet: half the frames now, so that this call
+        // returns something and the other half stays in flight (one frame: split).
+        if (d_on_gpu && frames_from == 0 && in_flight_from < 0) {
+            if (frames.size() == 1 && frames[0].n_symbols >= 2) {
+                core::ChannelFrame rest = frames[0];
+                rest.n_symbols = frames[0].n_symbols / 2;
+                rest.continues = true;
+                frames[0].n_symbols -= rest.n_symbols;
+                frames.push_back(rest);
+            }
+            if (frames.size() >= 2) {
+                const std::size_t half = frames.size() / 2;
+                std::size_t items = 0;
+                for (std::size_t f = 0; f < half; ++f)
+                    items += frames[f].n_symbols;
+                submit_batch(0, half, frames_from);
+                submit_batch(
+                    half, frames.size() - half, frames_from + static_cast<int>(items));
+                frames.clear();
+                return;
+            }
+        }
+        submit_batch(0, frames.size(), frames_from);
+        frames.clear();
+    };
     auto submit = [&](int from, int to) {
         if (d_extra.any()) { // x_hat too: synchronous, on the CPU and the GPU
             detect_with_extras(in, from, to, output_items);
@@ -644,6 +708,21 @@ int detector_block<Api>::work(int noutput_items,
     auto process_until = [&](int end) {
         if (end <= done)
             return;
+        if (batch && d_channel_valid) {
+            if (frames.empty())
+                frames_from = done;
+            held.push_back(d_h);
+            core::ChannelFrame frame;
+            frame.h = channel_data(d_h);
+            frame.n0 = static_cast<float>(d_n0);
+            frame.n_symbols = static_cast<std::size_t>(end - done);
+            frame.continues = !channel_starts;
+            frames.push_back(frame);
+            channel_starts = false;
+            done = end;
+            return;
+        }
+        flush(); // (the batch's items come before these)
         if (d_channel_valid) {
             // Nothing finished to return yet: half now, so that this call returns
             // something and the other half stays in flight.
@@ -667,6 +746,10 @@ int detector_block<Api>::work(int noutput_items,
         if (at > done && !d_seen_channel_tag)
             break; // items before the first channel: refused below
         process_until(at);
+        if (batch) {
+            channel_starts = apply_tags(group, true) || channel_starts;
+            continue;
+        }
         stage_channel(group); // while the GPU works on the batch just submitted
         apply_tags(group);    // a set_channel completes that batch (still held)
     }
@@ -681,6 +764,7 @@ int detector_block<Api>::work(int noutput_items,
         return gr::block::WORK_DONE;
     }
     process_until(noutput_items);
+    flush();
     if (in_flight_from <= 0) { // all finished (CPU, unpinned buffers), or no progress
         d_detector->complete();
         d_in_flight = 0;

@@ -168,6 +168,17 @@ struct DetectorStats {
     }
 };
 
+/*! One frame of a submit_frames() batch: its channel ([N_sc][B][U], read before
+ * submit_frames returns) and N0, and how many of the batch's symbols it covers.
+ * `continues`: the channel already in force (the last frame's of the call before), given
+ * again only so that the backend need not keep it; not counted as a new channel. */
+struct ChannelFrame {
+    const cf32* h = nullptr;
+    float n0 = 0.0f;
+    std::size_t n_symbols = 0;
+    bool continues = false;
+};
+
 /*! A soft-output MIMO detector. The channel of a frame is given once (set_channel); all
  * per-channel work (Gram matrix, factorisation, equalizer, SINR) is done there and reused
  * for every symbol of the frame (detect). Subcarriers whose inputs are not finite, and
@@ -220,6 +231,21 @@ public:
                              void* llr,
                              LlrFormat format,
                              float int8_scale = 8.0f);
+
+    /*! Frames that follow one another, each on its own channel (LTE: a slot of 7
+     * symbols a channel): y [sum n_symbols][N_sc][B] -> llr as submit_llrs writes it,
+     * frame after frame. The same LLRs and statistics as set_channel (skipped for a
+     * frame that `continues`) and submit_llrs per frame, and the last frame's channel
+     * stays in force. Returns true when the batch was only queued, as submit() says.
+     * The GPU sphere decoders, with page-locked y and llr and float32 LLRs, send the
+     * whole batch up, prepare every channel and search every symbol in a few launches
+     * instead of a round trip per frame; the default is the calls per frame. */
+    virtual bool submit_frames(const ChannelFrame* frames,
+                               std::size_t n_frames,
+                               const cf32* y,
+                               void* llr,
+                               LlrFormat format,
+                               float int8_scale = 8.0f);
 
     /*! Narrow input (docs/precision.md, "Narrow input"; mimodet/precision.h makes it):
      * H as 2 N_sc B U codes of config().precision (re, im, in set_channel's order),

@@ -391,6 +391,94 @@ struct CudaDetector::Impl {
     std::uint8_t* h_unusable = nullptr;
     unsigned long long* h_bad_samples = nullptr;
 
+    /* submit_frames (sphere decoders): every frame's channel state side by side, each
+     * array frames * N_sc subcarriers long (r and qh element-major at that stride), the
+     * batch's symbols and LLRs, and the symbol -> frame map and N0 per frame. Grown by
+     * the first batch that needs more; `pending` until complete() counts its status. */
+    struct FrameBatch {
+        std::size_t frames_cap = 0, symbols_cap = 0;
+        float2 *d_h = nullptr, *d_r = nullptr, *d_qh = nullptr, *d_y = nullptr;
+        std::uint8_t *d_order = nullptr, *d_status = nullptr, *d_unusable = nullptr;
+        float *d_floor = nullptr, *d_llr = nullptr, *d_n0 = nullptr;
+        int* d_frame = nullptr;
+        float2* h_h = nullptr; // pinned staging of the frames' H
+        int* h_frame = nullptr;
+        float* h_n0 = nullptr;
+        std::uint8_t *h_status = nullptr, *h_unusable = nullptr;
+        cudaEvent_t done = nullptr;
+        std::vector<char> counted; // frames whose channel is new (counted in the stats)
+        std::size_t frames = 0, symbols = 0;
+        bool pending = false;
+
+        void release() noexcept
+        {
+            for (void* p : { static_cast<void*>(d_h),
+                             static_cast<void*>(d_r),
+                             static_cast<void*>(d_qh),
+                             static_cast<void*>(d_y),
+                             static_cast<void*>(d_order),
+                             static_cast<void*>(d_status),
+                             static_cast<void*>(d_unusable),
+                             static_cast<void*>(d_floor),
+                             static_cast<void*>(d_llr),
+                             static_cast<void*>(d_n0),
+                             static_cast<void*>(d_frame) })
+                cudaFree(p);
+            for (void* p : { static_cast<void*>(h_h),
+                             static_cast<void*>(h_frame),
+                             static_cast<void*>(h_n0),
+                             static_cast<void*>(h_status),
+                             static_cast<void*>(h_unusable) })
+                cudaFreeHost(p);
+            if (done)
+                cudaEventDestroy(done);
+            *this = FrameBatch{};
+        }
+    };
+    FrameBatch batch;
+    //! Room for a batch of `frames` channels and `symbols` symbols (nothing in flight).
+    void ensure_batch(std::size_t frames, std::size_t symbols)
+    {
+        FrameBatch& b = batch;
+        const std::size_t nsc = dims.num_subcarriers, bb = dims.num_antennas,
+                          u = dims.num_users;
+        if (frames > b.frames_cap) {
+            b.release(); // (both parts: simpler than two growth paths, and rare)
+        }
+        if (!b.done)
+            MIMODET_CUDA_CHECK(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming));
+        if (frames > b.frames_cap) {
+            const std::size_t f = frames, n = f * nsc;
+            b.d_h = device_alloc<float2>(n * bb * u);
+            b.d_r = device_alloc<float2>(n * u * u);
+            b.d_qh = device_alloc<float2>(n * u * bb);
+            b.d_order = device_alloc<std::uint8_t>(n * u);
+            b.d_status = device_alloc<std::uint8_t>(n);
+            b.d_unusable = device_alloc<std::uint8_t>(n);
+            b.d_floor = device_alloc<float>(n);
+            b.d_n0 = device_alloc<float>(f);
+            b.h_h = pinned_alloc<float2>(n * bb * u);
+            b.h_n0 = pinned_alloc<float>(f);
+            b.h_status = pinned_alloc<std::uint8_t>(n);
+            b.h_unusable = pinned_alloc<std::uint8_t>(n);
+            b.counted.assign(f, 0);
+            b.frames_cap = f;
+        }
+        if (symbols > b.symbols_cap) {
+            cudaFree(b.d_y);
+            cudaFree(b.d_llr);
+            cudaFree(b.d_frame);
+            cudaFreeHost(b.h_frame);
+            b.d_y = nullptr, b.d_llr = nullptr, b.d_frame = nullptr, b.h_frame = nullptr;
+            b.symbols_cap = 0;
+            b.d_y = device_alloc<float2>(symbols * dims.rx_items());
+            b.d_llr = device_alloc<float>(symbols * dims.llr_items());
+            b.d_frame = device_alloc<int>(symbols);
+            b.h_frame = pinned_alloc<int>(symbols);
+            b.symbols_cap = symbols;
+        }
+    }
+
     /* Storage precision (docs/precision.md). Float input is rounded on the device after
      * its upload (quantize_blocks: the emulation's values, bit for bit); encoded input
      * (set_channel_encoded, detect_encoded) crosses the host link as codes, a quarter or
@@ -643,6 +731,7 @@ struct CudaDetector::Impl {
             cudaEventDestroy(frame_n0_sent);
         d_frame_n0 = h_frame_n0 = nullptr;
         frame_n0_sent = nullptr;
+        batch.release();
         cudaFreeHost(h_channel);
         cudaFreeHost(h_status);
         cudaFreeHost(h_unusable);
@@ -1415,6 +1504,200 @@ void CudaDetector::detect_with_channel(
     m.stats.symbols += n_symbols;
 }
 
+bool CudaDetector::submit_frames(const ChannelFrame* frames,
+                                 std::size_t n_frames,
+                                 const cf32* y,
+                                 void* llr,
+                                 LlrFormat format,
+                                 float int8_scale)
+{
+    Impl& m = *d_impl;
+    const Dims& d = m.dims;
+    const std::size_t nsc = d.num_subcarriers, u = d.num_users;
+    bool fast = m.sphere() && m.precision == Precision::fp32 &&
+                format == LlrFormat::float32 && n_frames >= 2 &&
+                n_frames < (std::size_t(1) << 30) && frames && y && llr &&
+                m.y_stride == d.rx_items() && m.llr_stride == d.llr_items() &&
+                is_pinned(y) && is_pinned(llr);
+    std::size_t total = 0;
+    for (std::size_t f = 0; fast && f < n_frames; ++f) {
+        const ChannelFrame& c = frames[f];
+        fast = c.h && std::isfinite(c.n0) && c.n0 >= 0.0f && c.n_symbols > 0;
+        total += c.n_symbols;
+    }
+    if (!fast) // (bad N0 erases its frame through set_channel's rules)
+        return Detector::submit_frames(frames, n_frames, y, llr, format, int8_scale);
+
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    // As upload_channel: the last channel's work done and its status counted, since the
+    // batch's last channel replaces its state.
+    for (auto& s : m.slots)
+        if (s.busy) {
+            cudaStreamSynchronize(s.stream);
+            s.busy = false;
+        }
+    synchronize();
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
+    m.fold_channel_status();
+    m.ensure_batch(n_frames, total);
+    Impl::FrameBatch& b = m.batch;
+    const std::size_t chan = d.channel_items(), rx = d.rx_items(), li = d.llr_items();
+    const std::size_t stride = n_frames * nsc; // of the batch's r and qh
+    std::size_t channels = 0;
+    for (std::size_t f = 0, t = 0; f < n_frames; ++f) {
+        b.h_n0[f] = frames[f].n0;
+        for (std::size_t i = 0; i < frames[f].n_symbols; ++i)
+            b.h_frame[t++] = static_cast<int>(f);
+        // (as the default: a frame that continues sets no channel, unless none is)
+        b.counted[f] = !frames[f].continues || (f == 0 && !m.has_channel);
+        channels += b.counted[f] ? 1 : 0;
+    }
+    cudaStream_t up = m.channel_stream;
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        b.d_frame, b.h_frame, total * sizeof(int), cudaMemcpyHostToDevice, up));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        b.d_n0, b.h_n0, n_frames * sizeof(float), cudaMemcpyHostToDevice, up));
+
+    SphereDetectArgs a{};
+    a.num_subcarriers = static_cast<int>(nsc);
+    a.num_antennas = static_cast<int>(d.num_antennas);
+    a.num_users = static_cast<int>(u);
+    a.full_levels = static_cast<int>(m.config.effective_full_levels());
+    a.list_paths = m.mode == KernelMode::sfsd
+                       ? static_cast<int>(m.config.effective_list_paths())
+                       : 0;
+    a.r = b.d_r;
+    a.qh = b.d_qh;
+    a.order = b.d_order;
+    a.floor = b.d_floor;
+    a.status = b.d_status;
+    a.state_stride = stride;
+    a.frame_n0 = b.d_n0;
+    a.llr_sign = m.config.llr_sign == LlrSign::positive_means_one ? 1.0f : -1.0f;
+    a.llr_clip = m.config.llr_clip > 0.0f ? m.config.llr_clip : INFINITY;
+    a.bad_sample_count = m.d_bad_samples;
+    a.points = m.sphere_points;
+
+    /* Pieces of whole frames, each on the next slot's stream: its H and symbols go up
+     * in order on the channel stream, then its channels' preparation, its search and its
+     * LLRs' download, so that one piece's LLRs come down while later pieces go up and
+     * the CPU gathers the next piece's H into pinned memory. */
+    constexpr std::size_t kPieces = 8;
+    const std::size_t per_piece = (n_frames + kPieces - 1) / kPieces;
+    std::size_t used = 0, t0 = 0;
+    for (std::size_t f0 = 0, k = 0; f0 < n_frames; f0 += per_piece, ++k) {
+        const std::size_t f1 = std::min(n_frames, f0 + per_piece);
+        std::size_t t1 = t0;
+        for (std::size_t f = f0; f < f1; ++f) {
+            std::copy(frames[f].h,
+                      frames[f].h + chan,
+                      reinterpret_cast<cf32*>(b.h_h) + f * chan);
+            t1 += frames[f].n_symbols;
+        }
+        auto& s = m.slots[k % m.slots.size()];
+        used = std::max(used, k % m.slots.size() + 1);
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(b.d_h + f0 * chan,
+                                           b.h_h + f0 * chan,
+                                           (f1 - f0) * chan * sizeof(cf32),
+                                           cudaMemcpyHostToDevice,
+                                           up));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(b.d_y + t0 * rx,
+                                           y + t0 * rx,
+                                           (t1 - t0) * rx * sizeof(cf32),
+                                           cudaMemcpyHostToDevice,
+                                           up));
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.uploaded, up));
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(s.stream, s.uploaded, 0));
+        SpherePrepareArgs p{};
+        p.h = b.d_h + f0 * chan;
+        p.num_subcarriers = static_cast<int>((f1 - f0) * nsc);
+        p.num_antennas = a.num_antennas;
+        p.num_users = a.num_users;
+        p.full_levels = a.full_levels;
+        p.r = b.d_r + f0 * nsc;
+        p.qh = b.d_qh + f0 * nsc;
+        p.order = b.d_order + f0 * nsc * u;
+        p.floor = b.d_floor + f0 * nsc;
+        p.status = b.d_status + f0 * nsc;
+        p.unusable = b.d_unusable + f0 * nsc;
+        p.state_stride = stride;
+        launch_prepare_sphere(p, s.stream);
+        SphereDetectArgs piece = a;
+        piece.y = b.d_y + t0 * rx;
+        piece.num_symbols = t1 - t0;
+        piece.frame_of_symbol = b.d_frame + t0;
+        piece.llr = b.d_llr + t0 * li;
+        launch_detect_sphere(piece, s.stream);
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(static_cast<float*>(llr) + t0 * li,
+                                           b.d_llr + t0 * li,
+                                           (t1 - t0) * li * sizeof(float),
+                                           cudaMemcpyDeviceToHost,
+                                           s.stream));
+        MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
+        t0 = t1;
+    }
+    // Once every piece has run: the channels' status and the erasures come back, and the
+    // last frame's state becomes the channel in force.
+    cudaStream_t cs = up;
+    for (std::size_t i = 0; i < used; ++i)
+        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(cs, m.slots[i].done, 0));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(b.h_status, b.d_status, stride, cudaMemcpyDeviceToHost, cs));
+    MIMODET_CUDA_CHECK(
+        cudaMemcpyAsync(b.h_unusable, b.d_unusable, stride, cudaMemcpyDeviceToHost, cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
+                                       m.d_bad_samples,
+                                       sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost,
+                                       cs));
+    MIMODET_CUDA_CHECK(
+        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), cs));
+    const std::size_t last = n_frames - 1, ant = d.num_antennas;
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        m.d_h, b.d_h + last * chan, chan * sizeof(cf32), cudaMemcpyDeviceToDevice, cs));
+    MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(m.d_a,
+                                         nsc * sizeof(float2),
+                                         b.d_r + last * nsc,
+                                         stride * sizeof(float2),
+                                         nsc * sizeof(float2),
+                                         u * u,
+                                         cudaMemcpyDeviceToDevice,
+                                         cs));
+    MIMODET_CUDA_CHECK(cudaMemcpy2DAsync(m.d_qh,
+                                         nsc * sizeof(float2),
+                                         b.d_qh + last * nsc,
+                                         stride * sizeof(float2),
+                                         nsc * sizeof(float2),
+                                         u * ant,
+                                         cudaMemcpyDeviceToDevice,
+                                         cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        m.d_order, b.d_order + last * nsc * u, nsc * u, cudaMemcpyDeviceToDevice, cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.d_floor,
+                                       b.d_floor + last * nsc,
+                                       nsc * sizeof(float),
+                                       cudaMemcpyDeviceToDevice,
+                                       cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        m.d_status, b.d_status + last * nsc, nsc, cudaMemcpyDeviceToDevice, cs));
+    MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+        m.d_unusable, b.d_unusable + last * nsc, nsc, cudaMemcpyDeviceToDevice, cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, cs));
+    MIMODET_CUDA_CHECK(cudaEventRecord(b.done, cs));
+    m.stats.channels += channels;
+    m.has_channel = true;
+    m.channel_stream_used = true;
+    m.new_channel(m.d_h, frames[last].n0);
+    m.a_formed = true;
+    m.symbols_on_channel = frames[last].n_symbols;
+    b.frames = n_frames;
+    b.symbols = total;
+    b.pending = true;
+    return true;
+}
+
 void CudaDetector::set_channel_device(const cf32* d_h, float n0, void* stream)
 {
     Impl& m = *d_impl;
@@ -1719,6 +2002,27 @@ bool CudaDetector::submit_llrs(
 
 void CudaDetector::complete()
 {
+    Impl::FrameBatch& b = d_impl->batch;
+    if (b.pending) { // a submit_frames batch: its LLRs landed, its channels counted
+        Impl& m = *d_impl;
+        MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+        b.pending = false;
+        MIMODET_CUDA_CHECK(cudaEventSynchronize(b.done));
+        m.channel_stream_used = false;
+        const std::size_t nsc = m.dims.num_subcarriers;
+        for (std::size_t f = 0; f < b.frames; ++f) {
+            if (!b.counted[f])
+                continue;
+            for (std::size_t sc = f * nsc; sc < (f + 1) * nsc; ++sc) {
+                m.stats.bad_channel_subcarriers += (b.h_status[sc] & kStatusBad) ? 1 : 0;
+                m.stats.regularized_subcarriers +=
+                    (b.h_status[sc] & kStatusRegularized) ? 1 : 0;
+                m.stats.unusable_user_channels += b.h_unusable[sc];
+            }
+        }
+        m.stats.bad_sample_vectors += *m.h_bad_samples;
+        m.stats.symbols += b.symbols;
+    }
     if (!d_impl->submitted)
         return;
     MIMODET_CUDA_CHECK(cudaSetDevice(d_impl->options.device));

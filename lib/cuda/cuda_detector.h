@@ -143,6 +143,16 @@ public:
     //! Pinned y and llr (see pin_host_memory): queues the batch and returns at once
     //! (true); otherwise detects at once (false). See Detector::submit.
     bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;
+    /*! Sphere modes, float32 LLRs, page-locked y and llr, 2+ frames: the frames' H and
+     * symbols go up in a few pieces, each piece's channels are prepared and its symbols
+     * searched in one launch each, and the LLRs come down, queued (true). Otherwise the
+     * calls per frame (Detector::submit_frames). */
+    bool submit_frames(const ChannelFrame* frames,
+                       std::size_t n_frames,
+                       const cf32* y,
+                       void* llr,
+                       LlrFormat format,
+                       float int8_scale = 8.0f) override;
     void complete() override;
     /*! Narrow input (Detector::set_channel_encoded): the codes cross the host link as
      * they are and are decoded on the device. With DetectorConfig::precision other than

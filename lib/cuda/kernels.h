@@ -178,6 +178,12 @@ struct SphereDetectArgs {
     unsigned long long* bad_sample_count;
     SpherePoints points;
     std::size_t state_stride; //!< as SpherePrepareArgs::state_stride
+    /*! Several channels in one launch (submit_frames): symbol t is on channel
+     * frame_of_symbol[t], whose state starts frame * num_subcarriers elements into r,
+     * qh, floor, status (order: times U) and whose N0 is frame_n0[frame]. Null: one
+     * channel, N0 n0. */
+    const int* frame_of_symbol;
+    const float* frame_n0;
 };
 void launch_detect_sphere(const SphereDetectArgs& args, cudaStream_t stream);
 

@@ -687,6 +687,63 @@ TEST(Detector, InvalidNoiseVarianceErasesEverythingAndIsCounted)
     EXPECT_EQ(st.invalid_noise_variance, 1u);
 }
 
+TEST(Detector, SubmitFramesIsSetChannelAndDetectPerFrame)
+{
+    // The default batch of frames (CPU): each frame's channel set (not for one that
+    // continues the channel in force), its symbols detected, the last channel in force.
+    ChannelSimConfig s;
+    s.num_antennas = 4;
+    s.num_users = 4;
+    s.num_subcarriers = 24;
+    s.symbols_per_frame = 3;
+    s.modulation = Modulation::qam16;
+    s.snr_db = 18.0;
+    const DetectorConfig config =
+        detector_config_for(s, DetectorMode::sfsd, 1, Backend::cpu);
+    const Dims d = config.dims();
+    ChannelSimulator sim(s);
+    std::vector<Frame> frames(4);
+    for (auto& f : frames)
+        sim.next_frame(f);
+    const std::size_t lengths[] = { 3, 2, 1, 3 };
+    std::vector<ChannelFrame> batch(4);
+    std::vector<cf32> y;
+    for (std::size_t f = 0; f < 4; ++f) {
+        batch[f].h = frames[f].h.data();
+        batch[f].n0 = static_cast<float>(frames[f].n0);
+        batch[f].n_symbols = lengths[f];
+        y.insert(y.end(),
+                 frames[f].y.begin(),
+                 frames[f].y.begin() + lengths[f] * d.rx_items());
+    }
+    batch[2].continues = true; // frame 1's channel goes on: frame 2's H is not read
+    batch[2].h = nullptr;
+    auto reference = make_detector(config);
+    std::vector<float> want(9 * d.llr_items(), NAN), got(want.size(), NAN);
+    for (std::size_t f = 0, t = 0; f < 4; ++f) {
+        if (f != 2)
+            reference->set_channel(frames[f].h.data(), static_cast<float>(frames[f].n0));
+        reference->detect(
+            y.data() + t * d.rx_items(), lengths[f], want.data() + t * d.llr_items());
+        t += lengths[f];
+    }
+    auto batched = make_detector(config);
+    EXPECT_FALSE(batched->submit_frames(
+        batch.data(), 4, y.data(), got.data(), LlrFormat::float32));
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(batched->stats().channels, 3u);
+    EXPECT_EQ(batched->stats().symbols, 9u);
+    // The last frame's channel is in force.
+    std::vector<float> again(3 * d.llr_items(), NAN);
+    batched->detect(y.data() + 6 * d.rx_items(), 3, again.data());
+    EXPECT_TRUE(std::equal(again.begin(), again.end(), want.begin() + 6 * d.llr_items()));
+    // A first frame that continues without a channel in force is a clear error.
+    auto fresh = make_detector(config);
+    EXPECT_THROW(fresh->submit_frames(
+                     batch.data() + 2, 1, y.data(), got.data(), LlrFormat::float32),
+                 std::invalid_argument);
+}
+
 TEST(Detector, ConfigurationErrorsAreClear)
 {
     DetectorConfig c;

@@ -1529,6 +1529,127 @@ TEST(CudaDetector, SphereDecodersOverlapTheChannelWithItsSymbolsBySubcarrierRang
     }
 }
 
+TEST(CudaDetector, SphereDecodersDetectABatchOfFramesLikeFrameByFrame)
+{
+    // submit_frames from page-locked buffers (every frame's channel prepared side by
+    // side, the symbols searched with a symbol -> frame map, in pieces over the streams)
+    // against set_channel + detect per frame on the GPU: the same kernels per
+    // subcarrier, so the same LLRs bit for bit, every one written, the same counters, and
+    // the last frame's channel in force afterwards. Frames of 1 to 7 symbols, one that
+    // continues the channel before it (not a new channel), bad inputs in three frames.
+    // 8x8 takes the thread-per-vector kernel, the others the grouped one.
+    SKIP_WITHOUT_GPU();
+    const Case cases[] = {
+        { 4, 4, 1200, 7, Modulation::qam16, DetectorMode::fsd, 1, 18.0, 0.0 },
+        { 4, 4, 1200, 7, Modulation::qam64, DetectorMode::sfsd, 1, 24.0, 0.0 },
+        { 4, 2, 600, 7, Modulation::qpsk, DetectorMode::fsd, 1, 10.0, 0.3 },
+        { 8, 8, 300, 7, Modulation::qam16, DetectorMode::sfsd, 1, 20.0, 0.0 },
+    };
+    const std::size_t lengths[] = { 7, 7, 3, 4, 7, 1, 7, 7, 5, 7, 2 };
+    const std::size_t frames_count = std::size(lengths);
+    for (const Case& c : cases) {
+        SCOPED_TRACE(describe(c));
+        const Dims d = config_of(c, Backend::cpu).dims();
+        std::vector<Frame> frames;
+        std::vector<ChannelFrame> batch;
+        std::size_t total = 0;
+        for (std::size_t f = 0; f < frames_count; ++f) {
+            Frame fr = frame_of(c, 300 + f);
+            ChannelFrame cf;
+            cf.n_symbols = lengths[f];
+            cf.continues = f == 4; // the channel of frame 3, given again
+            if (cf.continues) {
+                fr.h = frames[3].h;
+                fr.n0 = frames[3].n0;
+            }
+            frames.push_back(fr);
+            total += lengths[f];
+            batch.push_back(cf);
+        }
+        frames[1].h[d.channel_index(c.nsc / 2, 1, 0)] = cf32(NAN, 0.0f);
+        for (std::size_t b = 0; b < c.b; ++b)
+            frames[6].h[d.channel_index(c.nsc - 3, b, c.u - 1)] = cf32(0.0f, 0.0f);
+        frames[8].y[2 * d.rx_items() + d.rx_index(c.nsc / 3, 0)] = cf32(INFINITY, 0.0f);
+        cuda::Buffer<cf32> y(total * d.rx_items(), true);
+        cuda::Buffer<float> llr(total * d.llr_items(), true);
+        std::vector<float> want(total * d.llr_items(),
+                                std::numeric_limits<float>::quiet_NaN());
+        cuda::CudaDetector reference(config_of(c, Backend::cuda));
+        for (std::size_t f = 0, t = 0; f < frames_count; ++f) {
+            batch[f].h = frames[f].h.data();
+            batch[f].n0 = frames[f].n0;
+            std::copy_n(frames[f].y.begin(),
+                        lengths[f] * d.rx_items(),
+                        y.get() + t * d.rx_items());
+            if (!batch[f].continues)
+                reference.set_channel(frames[f].h.data(), frames[f].n0);
+            reference.detect(
+                y.get() + t * d.rx_items(), lengths[f], want.data() + t * d.llr_items());
+            t += lengths[f];
+        }
+        const DetectorStats ws = reference.stats();
+        EXPECT_EQ(ws.channels, frames_count - 1);
+        EXPECT_GE(ws.bad_channel_subcarriers, 1u);
+        EXPECT_EQ(ws.unusable_user_channels, 1u);
+        EXPECT_EQ(ws.bad_sample_vectors, 1u);
+
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        // A batch of the first 3 frames first: the second call grows every buffer.
+        for (const std::size_t n : { std::size_t(3), frames_count }) {
+            std::fill(llr.get(),
+                      llr.get() + llr.size(),
+                      std::numeric_limits<float>::quiet_NaN());
+            std::size_t symbols = 0;
+            for (std::size_t f = 0; f < n; ++f)
+                symbols += lengths[f];
+            EXPECT_TRUE(gpu.submit_frames(
+                batch.data(), n, y.get(), llr.get(), LlrFormat::float32))
+                << n << " frames: queued";
+            gpu.complete();
+            EXPECT_TRUE(std::equal(want.begin(),
+                                   want.begin() + symbols * d.llr_items(),
+                                   llr.get(),
+                                   [](float a, float b) { return a == b; }))
+                << n << " frames: not frame by frame's LLRs";
+        }
+        const DetectorStats gs = gpu.stats();
+        EXPECT_EQ(gs.channels, 3u + ws.channels);
+        EXPECT_EQ(gs.symbols, 17u + total);
+        { // one batch alone counts exactly what frame by frame counted
+            cuda::CudaDetector once(config_of(c, Backend::cuda));
+            once.submit_frames(
+                batch.data(), frames_count, y.get(), llr.get(), LlrFormat::float32);
+            const DetectorStats os = once.stats();
+            EXPECT_EQ(os.channels, ws.channels);
+            EXPECT_EQ(os.symbols, ws.symbols);
+            EXPECT_EQ(os.bad_channel_subcarriers, ws.bad_channel_subcarriers);
+            EXPECT_EQ(os.unusable_user_channels, ws.unusable_user_channels);
+            EXPECT_EQ(os.bad_sample_vectors, ws.bad_sample_vectors);
+            EXPECT_EQ(os.regularized_subcarriers, ws.regularized_subcarriers);
+        }
+
+        // The last frame's channel stays in force: detect() alone gives its LLRs again.
+        const std::size_t last = total - lengths[frames_count - 1];
+        std::vector<float> again(lengths[frames_count - 1] * d.llr_items(),
+                                 std::numeric_limits<float>::quiet_NaN());
+        gpu.detect(
+            y.get() + last * d.rx_items(), lengths[frames_count - 1], again.data());
+        EXPECT_TRUE(
+            std::equal(again.begin(), again.end(), want.begin() + last * d.llr_items()))
+            << "detect() after submit_frames";
+        // Pageable buffers take the calls per frame.
+        std::vector<cf32> y_pageable(y.get(), y.get() + y.size());
+        std::vector<float> pageable(want.size(), std::numeric_limits<float>::quiet_NaN());
+        gpu.submit_frames(batch.data(),
+                          frames_count,
+                          y_pageable.data(),
+                          pageable.data(),
+                          LlrFormat::float32);
+        gpu.complete();
+        EXPECT_EQ(pageable, want) << "pageable buffers";
+    }
+}
+
 TEST(CudaDetector, ExhaustiveMlHasNoKernelAndAutoRunsItOnTheCpu)
 {
     SKIP_WITHOUT_GPU();

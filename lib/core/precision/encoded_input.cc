@@ -68,6 +68,35 @@ bool Detector::submit_llrs(
     return false;
 }
 
+bool Detector::submit_frames(const ChannelFrame* frames,
+                             std::size_t n_frames,
+                             const cf32* y,
+                             void* llr,
+                             LlrFormat format,
+                             float int8_scale)
+{
+    const Dims d = d_config.dims();
+    const std::size_t llr_row = d.llr_items() * llr_bytes(format);
+    bool queued = false;
+    std::size_t at = 0; // symbols before this frame
+    for (std::size_t f = 0; f < n_frames; ++f) {
+        const ChannelFrame& frame = frames[f];
+        if (!frame.continues || !has_channel()) {
+            if (!frame.h)
+                throw std::invalid_argument(name() + ": submit_frames: frame " +
+                                            std::to_string(f) + " has no channel");
+            set_channel(frame.h, frame.n0);
+        }
+        queued = submit_llrs(y + at * d.rx_items(),
+                             frame.n_symbols,
+                             static_cast<char*>(llr) + at * llr_row,
+                             format,
+                             int8_scale);
+        at += frame.n_symbols;
+    }
+    return queued;
+}
+
 void Detector::detect_fp16(const cf32* y, std::size_t n_symbols, std::uint16_t* llr)
 {
     std::vector<float> f(n_symbols * d_config.dims().llr_items());

@@ -412,6 +412,20 @@ __device__ __forceinline__ bool before(const Path& a, const Path& b)
     return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
 }
 
+// The state index of subcarrier sc of symbol sym (its frame's channel), and its N0.
+__device__ __forceinline__ size_t state_index(const SphereDetectArgs& a,
+                                              size_t sym,
+                                              size_t sc)
+{
+    return a.frame_of_symbol
+               ? sc + static_cast<size_t>(a.frame_of_symbol[sym]) * a.num_subcarriers
+               : sc;
+}
+__device__ __forceinline__ float noise_of(const SphereDetectArgs& a, size_t sym)
+{
+    return a.frame_of_symbol ? a.frame_n0[a.frame_of_symbol[sym]] : a.n0;
+}
+
 __global__ void detect_sphere_kernel(SphereDetectArgs a)
 {
     const size_t k = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -420,10 +434,10 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
     if (k >= a.num_symbols * nsc)
         return;
     const int B = a.num_antennas, n = a.num_users, Q = a.points.bits;
-    const size_t sym = k / nsc, sc = k % nsc;
-    const float2* y = a.y + (sym * nsc + sc) * B;
-    float* llr = a.llr + (sym * nsc + sc) * n * Q;
-    float2* x_hat = a.x_hat ? a.x_hat + (sym * nsc + sc) * n : nullptr;
+    const size_t sym = k / nsc, sc = state_index(a, sym, k % nsc); // (state: sc)
+    const float2* y = a.y + k * B;
+    float* llr = a.llr + k * n * Q;
+    float2* x_hat = a.x_hat ? a.x_hat + k * n : nullptr;
     bool finite = true;
     for (int b = 0; b < B; ++b)
         finite = finite && isfinite(y[b].x) && isfinite(y[b].y);
@@ -517,7 +531,7 @@ __global__ void detect_sphere_kernel(SphereDetectArgs a)
                     account(point, d);
                 }
             }
-    const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
+    const float inv_n0 = 1.0f / fmaxf(noise_of(a, k / nsc), a.floor[sc]);
     const float clip = loaded_clip(a, sc);
     for (int c = 0; c < n; ++c) {
         const int u = order[c] & ~kSphereUnusable;
@@ -617,7 +631,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
     const bool active = k_own < total;
     const size_t k = active ? k_own : total - 1;
     const int B = a.num_antennas;
-    const size_t sc = k % nsc;
+    const size_t sc = state_index(a, k / nsc, k % nsc); // of the state; y and LLRs: k
     const float2* y = a.y + k * B;
     float* llr = Staged ? s_llr + threadIdx.x * (NQ + 1) : a.llr + k * NQ;
     float2* x_hat = a.x_hat && active ? a.x_hat + k * N : nullptr;
@@ -1066,7 +1080,7 @@ __global__ void __launch_bounds__(kGroupThreads) detect_sphere_grouped_kernel(Sp
 #pragma unroll
         for (int m = G / 2; m >= 1; m /= 2)
             widest = fmaxf(widest, __shfl_xor_sync(mask, widest, m, G));
-        const float inv_n0 = 1.0f / fmaxf(a.n0, a.floor[sc]);
+        const float inv_n0 = 1.0f / fmaxf(noise_of(a, k / nsc), a.floor[sc]);
 #pragma unroll
         for (int i = 0; i < S; ++i) {
             const int q = lane * S + i;
