@@ -400,6 +400,7 @@ struct CudaDetector::Impl {
         float2 *d_h = nullptr, *d_r = nullptr, *d_qh = nullptr, *d_y = nullptr;
         std::uint8_t *d_order = nullptr, *d_status = nullptr, *d_unusable = nullptr;
         float *d_floor = nullptr, *d_llr = nullptr, *d_n0 = nullptr;
+        void* d_llr_narrow = nullptr; // int8 / fp16 LLRs, made by the first narrow batch
         int* d_frame = nullptr;
         float2* h_h = nullptr; // pinned staging of the frames' H
         int* h_frame = nullptr;
@@ -422,6 +423,7 @@ struct CudaDetector::Impl {
                              static_cast<void*>(d_floor),
                              static_cast<void*>(d_llr),
                              static_cast<void*>(d_n0),
+                             static_cast<void*>(d_llr_narrow),
                              static_cast<void*>(d_frame) })
                 cudaFree(p);
             for (void* p : { static_cast<void*>(h_h),
@@ -437,7 +439,7 @@ struct CudaDetector::Impl {
     };
     FrameBatch batch;
     //! Room for a batch of `frames` channels and `symbols` symbols (nothing in flight).
-    void ensure_batch(std::size_t frames, std::size_t symbols)
+    void ensure_batch(std::size_t frames, std::size_t symbols, bool narrow)
     {
         FrameBatch& b = batch;
         const std::size_t nsc = dims.num_subcarriers, bb = dims.num_antennas,
@@ -468,8 +470,10 @@ struct CudaDetector::Impl {
             cudaFree(b.d_y);
             cudaFree(b.d_llr);
             cudaFree(b.d_frame);
+            cudaFree(b.d_llr_narrow);
             cudaFreeHost(b.h_frame);
             b.d_y = nullptr, b.d_llr = nullptr, b.d_frame = nullptr, b.h_frame = nullptr;
+            b.d_llr_narrow = nullptr;
             b.symbols_cap = 0;
             b.d_y = device_alloc<float2>(symbols * dims.rx_items());
             b.d_llr = device_alloc<float>(symbols * dims.llr_items());
@@ -477,6 +481,9 @@ struct CudaDetector::Impl {
             b.h_frame = pinned_alloc<int>(symbols);
             b.symbols_cap = symbols;
         }
+        if (narrow && !b.d_llr_narrow) // (2 bytes an LLR: room for int8 and fp16)
+            b.d_llr_narrow =
+                device_alloc<std::uint16_t>(b.symbols_cap * dims.llr_items());
     }
 
     /* Storage precision (docs/precision.md). Float input is rounded on the device after
@@ -820,6 +827,32 @@ struct CudaDetector::Impl {
             stats.regularized_subcarriers += (h_status[sc] & kStatusRegularized) ? 1 : 0;
             stats.unusable_user_channels += h_unusable[sc];
         }
+    }
+
+    /*! Queues on `cs`, behind the first `used` slots' work: the status and unusable
+     * counts of n subcarriers and the erasure count down to the host (the count reset
+     * for the next call). */
+    void queue_results_download(cudaStream_t cs,
+                                std::size_t used,
+                                std::uint8_t* h_status_out,
+                                const std::uint8_t* d_status_in,
+                                std::uint8_t* h_unusable_out,
+                                const std::uint8_t* d_unusable_in,
+                                std::size_t n)
+    {
+        for (std::size_t i = 0; i < used; ++i)
+            MIMODET_CUDA_CHECK(cudaStreamWaitEvent(cs, slots[i].done, 0));
+        MIMODET_CUDA_CHECK(
+            cudaMemcpyAsync(h_status_out, d_status_in, n, cudaMemcpyDeviceToHost, cs));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(
+            h_unusable_out, d_unusable_in, n, cudaMemcpyDeviceToHost, cs));
+        MIMODET_CUDA_CHECK(cudaMemcpyAsync(h_bad_samples,
+                                           d_bad_samples,
+                                           sizeof(unsigned long long),
+                                           cudaMemcpyDeviceToHost,
+                                           cs));
+        MIMODET_CUDA_CHECK(
+            cudaMemsetAsync(d_bad_samples, 0, sizeof(unsigned long long), cs));
     }
 
     /*! The sphere decoders' preparation of subcarriers [first, first + count) of the
@@ -1392,6 +1425,22 @@ void CudaDetector::upload_channel(const cf32* h, const void* codes, float scale,
         MIMODET_CUDA_CHECK(cudaEventSynchronize(m.h_read));
 }
 
+void CudaDetector::retire_channel()
+{
+    Impl& m = *d_impl;
+    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
+    complete();
+    // As upload_channel: the last channel's work done and its status counted.
+    for (auto& s : m.slots)
+        if (s.busy) {
+            cudaStreamSynchronize(s.stream);
+            s.busy = false;
+        }
+    synchronize();
+    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
+    m.fold_channel_status();
+}
+
 void CudaDetector::detect_with_channel(
     const cf32* h, float n0, const cf32* y, std::size_t n_symbols, float* llr)
 {
@@ -1413,17 +1462,7 @@ void CudaDetector::detect_with_channel(
         Detector::detect_with_channel(h, n0, y, n_symbols, llr);
         return;
     }
-    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
-    complete();
-    // As upload_channel: the last channel's work done and its status counted.
-    for (auto& s : m.slots)
-        if (s.busy) {
-            cudaStreamSynchronize(s.stream);
-            s.busy = false;
-        }
-    synchronize();
-    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
-    m.fold_channel_status();
+    retire_channel();
     ++m.stats.channels;
     m.has_channel = true;
     m.channel_stream_used = true;
@@ -1478,19 +1517,8 @@ void CudaDetector::detect_with_channel(
     }
     // The channel's status and the call's erasures come back once every range has run.
     cudaStream_t cs = up;
-    for (std::size_t i = 0; i < used; ++i)
-        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(cs, m.slots[i].done, 0));
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(m.h_status, m.d_status, nsc, cudaMemcpyDeviceToHost, cs));
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(m.h_unusable, m.d_unusable, nsc, cudaMemcpyDeviceToHost, cs));
-    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
-                                       m.d_bad_samples,
-                                       sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost,
-                                       cs));
-    MIMODET_CUDA_CHECK(
-        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), cs));
+    m.queue_results_download(
+        cs, used, m.h_status, m.d_status, m.h_unusable, m.d_unusable, nsc);
     MIMODET_CUDA_CHECK(cudaEventRecord(m.status_ready, cs));
     MIMODET_CUDA_CHECK(cudaEventRecord(m.channel_ready, cs));
     MIMODET_CUDA_CHECK(cudaEventRecord(m.last_use, cs));
@@ -1514,10 +1542,14 @@ bool CudaDetector::submit_frames(const ChannelFrame* frames,
     Impl& m = *d_impl;
     const Dims& d = m.dims;
     const std::size_t nsc = d.num_subcarriers, u = d.num_users;
-    bool fast = m.sphere() && m.precision == Precision::fp32 &&
-                format == LlrFormat::float32 && n_frames >= 2 &&
-                n_frames < (std::size_t(1) << 30) && frames && y && llr &&
-                m.y_stride == d.rx_items() && m.llr_stride == d.llr_items() &&
+    // int8 and fp16 LLRs rounded on the device as submit_llrs rounds them (a bad int8
+    // scale takes the default, whose submit_llrs names it).
+    const bool narrow = format != LlrFormat::float32;
+    const bool format_ok = format == LlrFormat::float32 || format == LlrFormat::fp16 ||
+                           (int8_scale > 0.0f && std::isfinite(int8_scale));
+    bool fast = m.sphere() && m.precision == Precision::fp32 && format_ok &&
+                n_frames >= 2 && n_frames < (std::size_t(1) << 30) && frames && y &&
+                llr && m.y_stride == d.rx_items() && m.llr_stride == d.llr_items() &&
                 is_pinned(y) && is_pinned(llr);
     std::size_t total = 0;
     for (std::size_t f = 0; fast && f < n_frames; ++f) {
@@ -1528,22 +1560,12 @@ bool CudaDetector::submit_frames(const ChannelFrame* frames,
     if (!fast) // (bad N0 erases its frame through set_channel's rules)
         return Detector::submit_frames(frames, n_frames, y, llr, format, int8_scale);
 
-    MIMODET_CUDA_CHECK(cudaSetDevice(m.options.device));
-    complete();
-    // As upload_channel: the last channel's work done and its status counted, since the
-    // batch's last channel replaces its state.
-    for (auto& s : m.slots)
-        if (s.busy) {
-            cudaStreamSynchronize(s.stream);
-            s.busy = false;
-        }
-    synchronize();
-    MIMODET_CUDA_CHECK(cudaEventSynchronize(m.last_use));
-    m.fold_channel_status();
-    m.ensure_batch(n_frames, total);
+    retire_channel(); // (the batch's last channel replaces the state in force)
+    m.ensure_batch(n_frames, total, narrow);
     Impl::FrameBatch& b = m.batch;
     const std::size_t chan = d.channel_items(), rx = d.rx_items(), li = d.llr_items();
     const std::size_t stride = n_frames * nsc; // of the batch's r and qh
+    const std::size_t llr_size = llr_bytes(format);
     std::size_t channels = 0;
     for (std::size_t f = 0, t = 0; f < n_frames; ++f) {
         b.h_n0[f] = frames[f].n0;
@@ -1629,30 +1651,29 @@ bool CudaDetector::submit_frames(const ChannelFrame* frames,
         piece.frame_of_symbol = b.d_frame + t0;
         piece.llr = b.d_llr + t0 * li;
         launch_detect_sphere(piece, s.stream);
-        MIMODET_CUDA_CHECK(cudaMemcpyAsync(static_cast<float*>(llr) + t0 * li,
-                                           b.d_llr + t0 * li,
-                                           (t1 - t0) * li * sizeof(float),
-                                           cudaMemcpyDeviceToHost,
-                                           s.stream));
+        const std::size_t n_llr = (t1 - t0) * li, offset = t0 * li * llr_size;
+        if (narrow)
+            llrs_to_narrow(piece.llr,
+                           n_llr,
+                           format,
+                           int8_scale,
+                           static_cast<char*>(b.d_llr_narrow) + offset,
+                           s.stream);
+        MIMODET_CUDA_CHECK(
+            cudaMemcpyAsync(static_cast<char*>(llr) + offset,
+                            narrow ? static_cast<const char*>(b.d_llr_narrow) + offset
+                                   : reinterpret_cast<const char*>(piece.llr),
+                            n_llr * llr_size,
+                            cudaMemcpyDeviceToHost,
+                            s.stream));
         MIMODET_CUDA_CHECK(cudaEventRecord(s.done, s.stream));
         t0 = t1;
     }
     // Once every piece has run: the channels' status and the erasures come back, and the
     // last frame's state becomes the channel in force.
     cudaStream_t cs = up;
-    for (std::size_t i = 0; i < used; ++i)
-        MIMODET_CUDA_CHECK(cudaStreamWaitEvent(cs, m.slots[i].done, 0));
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(b.h_status, b.d_status, stride, cudaMemcpyDeviceToHost, cs));
-    MIMODET_CUDA_CHECK(
-        cudaMemcpyAsync(b.h_unusable, b.d_unusable, stride, cudaMemcpyDeviceToHost, cs));
-    MIMODET_CUDA_CHECK(cudaMemcpyAsync(m.h_bad_samples,
-                                       m.d_bad_samples,
-                                       sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost,
-                                       cs));
-    MIMODET_CUDA_CHECK(
-        cudaMemsetAsync(m.d_bad_samples, 0, sizeof(unsigned long long), cs));
+    m.queue_results_download(
+        cs, used, b.h_status, b.d_status, b.h_unusable, b.d_unusable, stride);
     const std::size_t last = n_frames - 1, ant = d.num_antennas;
     MIMODET_CUDA_CHECK(cudaMemcpyAsync(
         m.d_h, b.d_h + last * chan, chan * sizeof(cf32), cudaMemcpyDeviceToDevice, cs));

@@ -143,10 +143,11 @@ public:
     //! Pinned y and llr (see pin_host_memory): queues the batch and returns at once
     //! (true); otherwise detects at once (false). See Detector::submit.
     bool submit(const cf32* y, std::size_t n_symbols, float* llr) override;
-    /*! Sphere modes, float32 LLRs, page-locked y and llr, 2+ frames: the frames' H and
+    /*! Sphere modes, fp32 storage, page-locked y and llr, 2+ frames: the frames' H and
      * symbols go up in a few pieces, each piece's channels are prepared and its symbols
-     * searched in one launch each, and the LLRs come down, queued (true). Otherwise the
-     * calls per frame (Detector::submit_frames). */
+     * searched in one launch each, and the LLRs (float32, or int8 / fp16 rounded on the
+     * device) come down, queued (true). Otherwise the calls per frame
+     * (Detector::submit_frames). */
     bool submit_frames(const ChannelFrame* frames,
                        std::size_t n_frames,
                        const cf32* y,
@@ -291,6 +292,9 @@ private:
     //! set_channel (h) or set_channel_encoded (codes, scale).
     void upload_channel(const cf32* h, const void* codes, float scale, float n0);
     void drain();
+    //! Before detect_with_channel or submit_frames replaces the channel in force: all
+    //! work on it done and its status counted.
+    void retire_channel();
 };
 
 } // namespace cuda

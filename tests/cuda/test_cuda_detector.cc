@@ -18,13 +18,14 @@
 #include <mimodet/ber_sim.h>
 #include <mimodet/channel_sim.h>
 #include <mimodet/detector.h>
+#include <mimodet/precision.h>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <iostream>
-#include <random>
 #include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -1647,6 +1648,36 @@ TEST(CudaDetector, SphereDecodersDetectABatchOfFramesLikeFrameByFrame)
                           LlrFormat::float32);
         gpu.complete();
         EXPECT_EQ(pageable, want) << "pageable buffers";
+
+        // int8 and fp16 LLRs, rounded on the device: precision's rounding of the float32
+        // LLRs above, bit for bit, every one written (poisons: -128 and a NaN code,
+        // which neither rounding produces).
+        const std::size_t n_llr = want.size();
+        std::vector<std::int8_t> want_int8(n_llr);
+        std::vector<std::uint16_t> want_fp16(n_llr);
+        precision::llrs_to_int8(want.data(), n_llr, 4.0f, want_int8.data());
+        precision::llrs_to_fp16(want.data(), n_llr, want_fp16.data());
+        cuda::Buffer<std::int8_t> llr_int8(n_llr, true);
+        cuda::Buffer<std::uint16_t> llr_fp16(n_llr, true);
+        std::fill(llr_int8.get(), llr_int8.get() + n_llr, std::int8_t(-128));
+        std::fill(llr_fp16.get(), llr_fp16.get() + n_llr, std::uint16_t(0x7fff));
+        EXPECT_TRUE(gpu.submit_frames(
+            batch.data(), frames_count, y.get(), llr_int8.get(), LlrFormat::int8, 4.0f));
+        EXPECT_TRUE(gpu.submit_frames(
+            batch.data(), frames_count, y.get(), llr_fp16.get(), LlrFormat::fp16));
+        gpu.complete();
+        EXPECT_TRUE(std::equal(want_int8.begin(), want_int8.end(), llr_int8.get()))
+            << "int8 LLRs";
+        EXPECT_TRUE(std::equal(want_fp16.begin(), want_fp16.end(), llr_fp16.get()))
+            << "fp16 LLRs";
+        EXPECT_THROW(gpu.submit_frames(batch.data(),
+                                       frames_count,
+                                       y.get(),
+                                       llr_int8.get(),
+                                       LlrFormat::int8,
+                                       0.0f),
+                     std::invalid_argument)
+            << "int8 scale 0";
     }
 }
 
