@@ -437,6 +437,9 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
         out << ",\n  \"buffer_items\": "
             << (opt.has("--buffer-items") ? opt["buffer_n"] : "null");
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
+    if (rep.block != "ofdm")
+        out << ",\n  \"llr\": \""
+            << mimodet::to_string(mimodet::parse_llr_format(opt["--llr"])) << "\"";
     const bool detected = opt["--detector"] != "off"; // off: the sources alone
     if (rep.block == "ofdm")
         out << ",\n  \"detector\": " << (detected ? "true" : "false");
@@ -511,7 +514,9 @@ void bench_detector(const Options& opt, Report& rep)
                                             0.0f,
                                             0,
                                             std::vector<int>{ 0 },
-                                            streams);
+                                            streams,
+                                            "fp32",
+                                            opt["--llr"]);
         rep.implementation = fsd->implementation();
         channel_updates = [fsd] { return fsd->channel_updates(); };
         det = fsd;
@@ -527,7 +532,9 @@ void bench_detector(const Options& opt, Report& rep)
                                                      0.0f,
                                                      0,
                                                      std::vector<int>{ 0 },
-                                                     streams);
+                                                     streams,
+                                                     "fp32",
+                                                     opt["--llr"]);
         rep.implementation = mmse->implementation();
         channel_updates = [mmse] { return mmse->channel_updates(); };
         det = mmse;
@@ -582,7 +589,9 @@ void bench_detector(const Options& opt, Report& rep)
         head->set_min_output_buffer(n);
         det->set_min_output_buffer(n);
     }
-    auto sink = std::make_shared<probe_sink>(sizeof(float) * d.llr_items());
+    // (the LLRs' bytes in the block's llr_type; Mb/s counts LLRs, whatever their size)
+    auto sink = std::make_shared<probe_sink>(
+        mimodet::llr_bytes(mimodet::parse_llr_format(opt["--llr"])) * d.llr_items());
 
     rep.frames = frames;
     rep.items = static_cast<double>(frames * S);
@@ -883,6 +892,8 @@ void usage()
            "         GNU Radio's choice, a few items of this size)]\n"
            "        [--source vector|replay (vector: vector_source + head, a copy each;\n"
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
+           "        [--llr float|int8|fp16 (the block's llr_type, int8 at its default\n"
+           "         scale of 8 steps per unit; default float)]\n"
            "  fsd:  fsd_detector, the options of mmse with [--config lte]\n"
            "        [--mode sfsd|fsd (soft or hard output; default sfsd)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
@@ -971,11 +982,11 @@ int main(int argc, char** argv)
                       { "--modulation", "16qam" }, { "--streams", "3" },
                       { "--work-time", "on" } };
         const std::vector<std::string> known{
-            "--block",    "--config",     "--backend",     "--frames",      "--reps",
-            "--mode",     "--iterations", "--modulation",  "--work-time",   "--json",
-            "--antennas", "--users",      "--subcarriers", "--symbols",     "--streams",
+            "--block",    "--config",     "--backend",     "--frames",       "--reps",
+            "--mode",     "--iterations", "--modulation",  "--work-time",    "--json",
+            "--antennas", "--users",      "--subcarriers", "--symbols",      "--streams",
             "--fft",      "--cp",         "--rate",        "--buffer-items", "--source",
-            "--samples",  "--detector"
+            "--samples",  "--detector",   "--llr"
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -1000,9 +1011,9 @@ int main(int argc, char** argv)
             throw UsageError("--block: expected mmse, fsd or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
-             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items" }
-                  : std::vector<const char*>{ "--fft", "--cp", "--rate", "--samples",
-                                              "--detector" })
+             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items", "--llr" }
+                  : std::vector<const char*>{
+                        "--fft", "--cp", "--rate", "--samples", "--detector" })
             if (opt.has(o))
                 throw UsageError(std::string(o) + " applies to --block " +
                                  (ofdm ? "mmse and fsd" : "ofdm") + " only");
@@ -1043,6 +1054,13 @@ int main(int argc, char** argv)
             mimodet::parse_modulation(opt["--modulation"]);
         } catch (const std::invalid_argument& e) {
             throw UsageError(std::string("--modulation: ") + e.what());
+        }
+        if (!opt.has("--llr"))
+            opt.value["--llr"] = "float";
+        try {
+            mimodet::parse_llr_format(opt["--llr"]);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--llr: ") + e.what());
         }
         if (!opt.has("--source"))
             opt.value["--source"] = "vector";
@@ -1146,6 +1164,10 @@ int main(int argc, char** argv)
             rep.describe += ", " + opt["--iterations"] + " iterations";
         if (opt.has("--buffer-items"))
             rep.describe += ", buffers of >= " + opt["buffer_n"] + " items";
+        if (!ofdm && opt.has("--llr"))
+            rep.describe += ", " +
+                            mimodet::to_string(mimodet::parse_llr_format(opt["--llr"])) +
+                            " LLRs";
         rep.describe += ", source " + opt["--source"];
         if (ofdm)
             rep.describe += ", samples " + opt["--samples"];
