@@ -332,6 +332,10 @@ ROWS = [
      "--json: the folder"),
     ("mimodet_flowgraph_bench", ["--block", "mmse", "--bogus"], "unknown option '--bogus'"),
     ("mimodet_flowgraph_bench", ["--block", "mmse", "--frames"], "--frames: needs a value"),
+    ("mimodet_flowgraph_bench", ["--block", "fsd", "--threads", "-1"],
+     "--threads: expected an integer from 0 to 1024, got '-1'"),
+    ("mimodet_flowgraph_bench", ["--block", "ofdm", "--threads", "2"],
+     "--threads applies to --block mmse and fsd only"),
 ]
 
 

@@ -439,7 +439,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
     if (rep.block != "ofdm")
         out << ",\n  \"llr\": \""
-            << mimodet::to_string(mimodet::parse_llr_format(opt["--llr"])) << "\"";
+            << mimodet::to_string(mimodet::parse_llr_format(opt["--llr"]))
+            << "\",\n  \"threads\": " << opt["threads_n"];
     const bool detected = opt["--detector"] != "off"; // off: the sources alone
     if (rep.block == "ofdm")
         out << ",\n  \"detector\": " << (detected ? "true" : "false");
@@ -495,6 +496,7 @@ void bench_detector(const Options& opt, Report& rep)
     const int iterations = std::stoi(opt["iterations_n"]);
     const auto frames = static_cast<std::size_t>(std::stoull(opt["frames_n"]));
     const int streams = std::stoi(opt["streams_n"]), reps = std::stoi(opt["reps_n"]);
+    const int threads = std::stoi(opt["threads_n"]);
     const mimodet::Dims d = sim.dims();
     const std::size_t S = sim.symbols_per_frame;
 
@@ -512,7 +514,7 @@ void bench_detector(const Options& opt, Report& rep)
                                             opt["--backend"],
                                             true,
                                             0.0f,
-                                            0,
+                                            threads,
                                             std::vector<int>{ 0 },
                                             streams,
                                             "fp32",
@@ -530,7 +532,7 @@ void bench_detector(const Options& opt, Report& rep)
                                                      opt["--backend"],
                                                      true,
                                                      0.0f,
-                                                     0,
+                                                     threads,
                                                      std::vector<int>{ 0 },
                                                      streams,
                                                      "fp32",
@@ -894,6 +896,8 @@ void usage()
            "         replay: writes its buffer once, then only tags: the block's rate)]\n"
            "        [--llr float|int8|fp16 (the block's llr_type, int8 at its default\n"
            "         scale of 8 steps per unit; default float)]\n"
+           "        [--threads N (the block's num_threads: CPU detection threads, or\n"
+           "         on the GPU the fsd batch's channel-copy threads; default 0, auto)]\n"
            "  fsd:  fsd_detector, the options of mmse with [--config lte]\n"
            "        [--mode sfsd|fsd (soft or hard output; default sfsd)]\n"
            "  ofdm: [--config lte20] [--antennas B] [--users U] [--fft N] [--cp N]\n"
@@ -986,7 +990,7 @@ int main(int argc, char** argv)
             "--mode",     "--iterations", "--modulation",  "--work-time",    "--json",
             "--antennas", "--users",      "--subcarriers", "--symbols",      "--streams",
             "--fft",      "--cp",         "--rate",        "--buffer-items", "--source",
-            "--samples",  "--detector",   "--llr"
+            "--samples",  "--detector",   "--llr",         "--threads"
         };
         for (int i = 1; i < argc; ++i) {
             const std::string a = argv[i];
@@ -1011,7 +1015,10 @@ int main(int argc, char** argv)
             throw UsageError("--block: expected mmse, fsd or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
-             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items", "--llr" }
+             ofdm ? std::vector<const char*>{ "--streams",
+                                              "--buffer-items",
+                                              "--llr",
+                                              "--threads" }
                   : std::vector<const char*>{
                         "--fft", "--cp", "--rate", "--samples", "--detector" })
             if (opt.has(o))
@@ -1042,6 +1049,8 @@ int main(int argc, char** argv)
                 std::to_string(parse_integer("--buffer-items", opt["--buffer-items"], 1));
         opt.value["streams_n"] =
             std::to_string(parse_integer("--streams", opt["--streams"], 1));
+        opt.value["threads_n"] = std::to_string(parse_integer(
+            "--threads", opt.has("--threads") ? opt["--threads"] : "0", 0, 1024));
         try {
             mimodet::parse_detector_mode(opt["--mode"]);
         } catch (const std::invalid_argument& e) {

@@ -107,7 +107,9 @@ struct DetectorConfig {
     Precision precision = Precision::fp32;
     LlrSign llr_sign = LlrSign::positive_means_one;
     float llr_clip = 0.0f; //!< |LLR| limit; 0: none (at most 50 on a loaded subcarrier)
-    int num_threads = 0;   //!< CPU worker threads; 0 = all cores
+    //! CPU worker threads; 0 = all cores. The GPU backend's sphere decoders use as many
+    //! host threads to gather a submit_frames batch's channels (0: up to 4).
+    int num_threads = 0;
     Backend backend = Backend::cpu;
     //! GPUs (CUDA device ordinals) of the GPU backend; empty means device 0. With several
     //! entries every frame's subcarriers are split into contiguous slices, one per entry,

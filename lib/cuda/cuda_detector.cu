@@ -5,6 +5,7 @@
  */
 
 #include "core/box/fista.h"
+#include "core/worker_team.h"
 #include "cuda_check.h"
 #include "cuda_detector.h"
 #include "graph_cache.h"
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 namespace mimodet {
 namespace cuda {
@@ -286,6 +288,36 @@ std::size_t row_stride(std::size_t requested, std::size_t own, const char* what)
     return requested;
 }
 
+/* Copies n frames' channels of `chan` elements each, one after another, to `to`: in
+ * slices across the team when there is enough to share (waking a thread costs more than
+ * copying a small piece). */
+void gather_channels(const ChannelFrame* frames,
+                     std::size_t n,
+                     std::size_t chan,
+                     cf32* to,
+                     WorkerTeam& team)
+{
+    constexpr std::size_t kShareFrom = std::size_t(1) << 15; // elements: 256 KiB
+    const std::size_t total = n * chan;
+    const auto copy = [&](std::size_t i, std::size_t end) {
+        while (i < end) {
+            const std::size_t f = i / chan, j = i % chan;
+            const std::size_t count = std::min(end - i, chan - j);
+            std::copy(frames[f].h + j, frames[f].h + j + count, to + i);
+            i += count;
+        }
+    };
+    if (team.size() == 1 || total < kShareFrom) {
+        copy(0, total);
+        return;
+    }
+    const std::size_t slice = (total + team.size() - 1) / team.size();
+    team.run([&](std::size_t k) {
+        const std::size_t begin = std::min(total, k * slice);
+        copy(begin, std::min(total, begin + slice));
+    });
+}
+
 } // namespace
 
 struct CudaDetector::Impl {
@@ -311,6 +343,10 @@ struct CudaDetector::Impl {
     std::uint8_t* d_order = nullptr;
     float* d_floor = nullptr;
     SpherePoints sphere_points{};
+    /* Host threads that gather a submit_frames piece's channels into pinned memory: one
+     * thread copies a few GB/s, and an LTE work() call of 500 items brings 71 channels
+     * (11 MB). Made by the first batch; config.num_threads parts, else up to 4. */
+    std::unique_ptr<WorkerTeam> gather_team;
     // BOX's channel state beside exact MMSE's: G and the step tau per subcarrier.
     float2* d_gram = nullptr;
     float* d_step = nullptr;
@@ -1562,6 +1598,12 @@ bool CudaDetector::submit_frames(const ChannelFrame* frames,
 
     retire_channel(); // (the batch's last channel replaces the state in force)
     m.ensure_batch(n_frames, total, narrow);
+    if (!m.gather_team) {
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        m.gather_team = std::make_unique<WorkerTeam>(
+            m.config.num_threads > 0 ? static_cast<std::size_t>(m.config.num_threads)
+                                     : std::min(4u, cores));
+    }
     Impl::FrameBatch& b = m.batch;
     const std::size_t chan = d.channel_items(), rx = d.rx_items(), li = d.llr_items();
     const std::size_t stride = n_frames * nsc; // of the batch's r and qh
@@ -1611,12 +1653,13 @@ bool CudaDetector::submit_frames(const ChannelFrame* frames,
     for (std::size_t f0 = 0, k = 0; f0 < n_frames; f0 += per_piece, ++k) {
         const std::size_t f1 = std::min(n_frames, f0 + per_piece);
         std::size_t t1 = t0;
-        for (std::size_t f = f0; f < f1; ++f) {
-            std::copy(frames[f].h,
-                      frames[f].h + chan,
-                      reinterpret_cast<cf32*>(b.h_h) + f * chan);
+        gather_channels(frames + f0,
+                        f1 - f0,
+                        chan,
+                        reinterpret_cast<cf32*>(b.h_h) + f0 * chan,
+                        *m.gather_team);
+        for (std::size_t f = f0; f < f1; ++f)
             t1 += frames[f].n_symbols;
-        }
         auto& s = m.slots[k % m.slots.size()];
         used = std::max(used, k % m.slots.size() + 1);
         MIMODET_CUDA_CHECK(cudaMemcpyAsync(b.d_h + f0 * chan,

@@ -1616,11 +1616,23 @@ TEST(CudaDetector, SphereDecodersDetectABatchOfFramesLikeFrameByFrame)
         const DetectorStats gs = gpu.stats();
         EXPECT_EQ(gs.channels, 3u + ws.channels);
         EXPECT_EQ(gs.symbols, 17u + total);
-        { // one batch alone counts exactly what frame by frame counted
-            cuda::CudaDetector once(config_of(c, Backend::cuda));
+        { // one batch alone counts exactly what frame by frame counted; 3 threads
+          // gather the channels, in slices that end inside frames (4x4: 2 a piece)
+            DetectorConfig three = config_of(c, Backend::cuda);
+            three.num_threads = 3;
+            cuda::CudaDetector once(three);
+            std::fill(llr.get(),
+                      llr.get() + llr.size(),
+                      std::numeric_limits<float>::quiet_NaN());
             once.submit_frames(
                 batch.data(), frames_count, y.get(), llr.get(), LlrFormat::float32);
+            once.complete();
             const DetectorStats os = once.stats();
+            EXPECT_TRUE(std::equal(want.begin(),
+                                   want.end(),
+                                   llr.get(),
+                                   [](float a, float b) { return a == b; }))
+                << "3 gathering threads: not frame by frame's LLRs";
             EXPECT_EQ(os.channels, ws.channels);
             EXPECT_EQ(os.symbols, ws.symbols);
             EXPECT_EQ(os.bad_channel_subcarriers, ws.bad_channel_subcarriers);

@@ -44,7 +44,8 @@ public:
      * \param backend "auto" (GPU if usable, else CPU with one warning), "cpu" or "cuda"
      * \param llr_positive_means_one LLR sign convention (true: log P(1)/P(0))
      * \param llr_clip |LLR| limit, 0 = none (at most 50 on a loaded subcarrier)
-     * \param num_threads CPU threads, 0 = all cores
+     * \param num_threads CPU threads, 0 = all cores; on the GPU, the host threads that
+     *        copy a work() call's channels into page-locked memory (0: up to 4)
      * \param devices CUDA device ordinals (see mmse_detector)
      * \param streams CUDA streams per GPU (>= 1)
      * \param precision storage format of H and y: "fp32", "fp16", "bf16", "fp8_e4m3"

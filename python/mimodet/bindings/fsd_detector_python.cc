@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(fsd_detector.h)                                            */
-/* BINDTOOL_HEADER_FILE_HASH(be877c89eb84b0280e8ccef513ef9c79) */
+/* BINDTOOL_HEADER_FILE_HASH(3e473de5d509361dbe3d1e79a4bd1577) */
 
 #include <gnuradio/mimodet/fsd_detector.h>
 #include <pybind11/pybind11.h>
