@@ -576,11 +576,7 @@ void detector_block<Api>::stage_channel(const std::vector<gr::tag_t>& tags)
             // In slices on several threads, so that the copy hides behind the batch in
             // flight (16 MiB at the 128x16 target, 27 MiB for an NR slot).
             const core::cf32* from = channel_data(tag.value);
-            const std::size_t parts = d_copy_team->size();
-            const std::size_t slice = (expected + parts - 1) / parts;
-            d_copy_team->run([&](std::size_t k) {
-                const std::size_t begin = std::min(expected, k * slice);
-                const std::size_t end = std::min(expected, begin + slice);
+            d_copy_team->run_slices(expected, [&](std::size_t begin, std::size_t end) {
                 std::copy(from + begin, from + end, d_h_staged.data() + begin);
             });
             d_h_staged_from = tag.value;

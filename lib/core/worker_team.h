@@ -10,6 +10,7 @@
 #define INCLUDED_MIMODET_WORKER_TEAM_H
 
 #include <condition_variable>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -46,6 +47,19 @@ public:
         run_erased(
             [](const void* t, std::size_t k) { (*static_cast<const Task*>(t))(k); },
             &task);
+    }
+
+    /*! Splits [0, total) into size() contiguous slices, one per part (the last ones may
+     * be short or empty), and calls task(begin, end) for each as run() does.
+     */
+    template <typename Task>
+    void run_slices(std::size_t total, const Task& task)
+    {
+        const std::size_t slice = (total + size() - 1) / size();
+        run([&](std::size_t k) {
+            const std::size_t begin = std::min(total, k * slice);
+            task(begin, std::min(total, begin + slice));
+        });
     }
 
 private:

@@ -311,11 +311,7 @@ void gather_channels(const ChannelFrame* frames,
         copy(0, total);
         return;
     }
-    const std::size_t slice = (total + team.size() - 1) / team.size();
-    team.run([&](std::size_t k) {
-        const std::size_t begin = std::min(total, k * slice);
-        copy(begin, std::min(total, begin + slice));
-    });
+    team.run_slices(total, copy);
 }
 
 } // namespace

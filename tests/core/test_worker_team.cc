@@ -9,11 +9,15 @@
 
 #include <core/worker_team.h>
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using namespace mimodet;
 
@@ -96,4 +100,33 @@ TEST(WorkerTeam, OnePartRunsOnTheCallerAndZeroPartsAreRefused)
     team.run([&](std::size_t) { id = std::this_thread::get_id(); });
     EXPECT_EQ(id, std::this_thread::get_id());
     EXPECT_THROW(WorkerTeam(0), std::invalid_argument);
+}
+
+TEST(WorkerTeam, SlicesCoverTheRangeOnceInOrder)
+{
+    // 3 parts, one slice each, contiguous: 10 -> [0,4) [4,8) [8,10); 2 -> [0,1) [1,2)
+    // [2,2); 0 -> three empty slices.
+    WorkerTeam team(3);
+    for (const std::size_t total : { std::size_t(10), std::size_t(2), std::size_t(0) }) {
+        std::vector<int> hits(total, 0);
+        std::vector<std::pair<std::size_t, std::size_t>> slices;
+        std::mutex m;
+        team.run_slices(total, [&](std::size_t begin, std::size_t end) {
+            std::lock_guard<std::mutex> lock(m);
+            slices.emplace_back(begin, end);
+            for (std::size_t i = begin; i < end; ++i)
+                ++hits[i];
+        });
+        EXPECT_EQ(hits, std::vector<int>(total, 1)) << total;
+        std::sort(slices.begin(), slices.end());
+        ASSERT_EQ(slices.size(), 3u) << total;
+        EXPECT_EQ(slices.front().first, 0u) << total;
+        EXPECT_EQ(slices.back().second, total) << total;
+        for (std::size_t k = 1; k < slices.size(); ++k)
+            EXPECT_EQ(slices[k].first, slices[k - 1].second) << total;
+        if (total == 10)
+            EXPECT_EQ(slices,
+                      (std::vector<std::pair<std::size_t, std::size_t>>{
+                          { 0, 4 }, { 4, 8 }, { 8, 10 } }));
+    }
 }
