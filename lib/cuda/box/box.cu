@@ -200,8 +200,10 @@ __global__ void __launch_bounds__(32 * kDetectWarps, UP >= 32 ? 1 : (UP >= 16 ? 
             __syncwarp();
             x = cscale(hermitian_apply<UP>(
                            [&](int j) {
-                               return (active_user && j < U) ? __ldg(a_inv + j * U + user)
-                                                             : make_float2(0.0f, 0.0f);
+                               // a bad channel's A^-1 is never formed (its LLRs are 0)
+                               return (active_user && !bad_channel && j < U)
+                                          ? __ldg(a_inv + j * U + user)
+                                          : make_float2(0.0f, 0.0f);
                            },
                            warp_v + first),
                        inv_lambda);

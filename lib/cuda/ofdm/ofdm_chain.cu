@@ -736,6 +736,10 @@ struct CudaOfdmChain::Impl {
             s.h = std::make_unique<Buffer<float2>>(max_frames * h_frame, false);
             s.y = std::make_unique<Buffer<float2>>(max_frames * y_frame, false);
             s.llr = std::make_unique<Buffer<float>>(max_frames * llr_frame, false);
+            // The one-launch window narrows whole rows, skipped slots too (their columns
+            // are not copied down): zero once, so that those are not read uninitialised.
+            MIMODET_CUDA_CHECK(
+                cudaMemset(s.llr->get(), 0, max_frames * llr_frame * sizeof(float)));
             s.llr_narrow =
                 std::make_unique<Buffer<std::uint16_t>>(max_frames * llr_frame, false);
             s.meta = std::make_unique<Buffer<FrameMeta>>(max_frames, false);
