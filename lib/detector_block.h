@@ -49,6 +49,9 @@ struct extra_outputs {
     bool equalized = false; //!< [N_sc][U] complex: the bias-free equalised symbols
     bool quality = false;   //!< [U] float SINR (dB) and [U] float EVM (%) per item, and
                             //!< a "quality" message per frame
+    //! Whether the block has the "quality" message port: a block whose detectors have
+    //! no linear estimate (fsd_detector) leaves it out rather than never publish on it.
+    bool quality_port = true;
     bool any() const { return equalized || quality; }
 };
 //! The name of the message port of extra_outputs::quality.
@@ -284,7 +287,8 @@ detector_block<Api>::detector_block(const core::DetectorConfig& config,
 {
     rebuild_detector(config);
     this->set_tag_propagation_policy(gr::block::TPP_ALL_TO_ALL);
-    this->message_port_register_out(pmt::mp(quality_port()));
+    if (extra.quality_port)
+        this->message_port_register_out(pmt::mp(quality_port()));
     if (extra.any()) {
         const core::Dims d = config.dims();
         d_quality = std::make_unique<core::SignalQuality>(d, config.modulation);

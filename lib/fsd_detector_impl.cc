@@ -73,9 +73,10 @@ fsd_detector::sptr fsd_detector::make(int num_antennas,
         c, parse_llr_items("fsd_detector", llr_type, llr_int8_scale));
 }
 
-fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config, const llr_items& llr)
+fsd_detector_impl::fsd_detector_impl(const core::DetectorConfig& config,
+                                     const llr_items& llr)
     : gr::sync_block("fsd_detector", items_in(config), llrs_out(config, llr)),
-      detector_block<fsd_detector>(config, llr)
+      detector_block<fsd_detector>(config, llr, extra_outputs{ false, false, false })
 {
 }
 

@@ -7,6 +7,7 @@
 import itertools
 
 import numpy as np
+import pmt
 from gnuradio import blocks, gr, gr_unittest
 from gnuradio import mimodet
 from gnuradio.mimodet import constellation_ref as ref
@@ -184,6 +185,17 @@ class qa_fsd_detector(gr_unittest.TestCase):
             got, det = run_with_llr_type(make, y, channel_tags(h, n0), llr_type, max_items=2)
             self.assertEqual(det.llr_type(), llr_type)
             np.testing.assert_array_equal(got, narrow_llrs(floats, llr_type), llr_type)
+
+    def test_021_no_quality_port(self):
+        # A sphere decoder has no linear estimate to give SINR and EVM of, so the block
+        # has no "quality" message port that would never publish (mmse_detector has one).
+        ports = lambda blk: [str(p) for p in pmt.to_python(blk.message_ports_out())]
+        self.assertNotIn("quality", ports(mimodet.fsd_detector(4, 4, 6, "16qam", "soft")))
+        self.assertIn("quality", ports(mimodet.mmse_detector(4, 4, 6, "16qam", "chol")))
+        with self.assertRaisesRegex(ValueError, "invalid msg port"):
+            self.tb.msg_connect(mimodet.fsd_detector(4, 4, 6, "16qam", "soft"), "quality",
+                                blocks.message_debug(), "store")
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_fsd_detector)
