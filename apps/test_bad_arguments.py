@@ -334,8 +334,10 @@ ROWS = [
     ("mimodet_flowgraph_bench", ["--block", "mmse", "--frames"], "--frames: needs a value"),
     ("mimodet_flowgraph_bench", ["--block", "fsd", "--threads", "-1"],
      "--threads: expected an integer from 0 to 1024, got '-1'"),
-    ("mimodet_flowgraph_bench", ["--block", "ofdm", "--threads", "2"],
-     "--threads applies to --block mmse and fsd only"),
+    ("mimodet_flowgraph_bench", ["--block", "ofdm", "--threads", "1025"],
+     "--threads: expected an integer from 0 to 1024, got '1025'"),
+    ("mimodet_flowgraph_bench", ["--block", "ofdm", "--llr", "int8"],
+     "--llr applies to --block mmse and fsd only"),
 ]
 
 

@@ -439,8 +439,8 @@ void write_json(const std::string& path, const Report& rep, const Options& opt)
     out << ",\n  \"source\": \"" << opt["--source"] << "\"";
     if (rep.block != "ofdm")
         out << ",\n  \"llr\": \""
-            << mimodet::to_string(mimodet::parse_llr_format(opt["--llr"]))
-            << "\",\n  \"threads\": " << opt["threads_n"];
+            << mimodet::to_string(mimodet::parse_llr_format(opt["--llr"])) << "\"";
+    out << ",\n  \"threads\": " << opt["threads_n"];
     const bool detected = opt["--detector"] != "off"; // off: the sources alone
     if (rep.block == "ofdm")
         out << ",\n  \"detector\": " << (detected ? "true" : "false");
@@ -723,7 +723,12 @@ void bench_ofdm(const Options& opt, Report& rep)
                                                 0,
                                                 "fp32",
                                                 sc16 ? "sc16" : "fc32",
-                                                sc16_scale);
+                                                sc16_scale,
+                                                "float",
+                                                8.0,
+                                                false,
+                                                false,
+                                                std::stoi(opt["threads_n"]));
     rep.implementation = det->implementation();
 
     const std::string source = opt["--source"];
@@ -909,6 +914,8 @@ void usage()
            "         they can feed the block; default on)]\n"
            "        [--samples fc32|sc16 (the block's sample_type: gr_complex, or the\n"
            "         radio's 16-bit I/Q; default fc32, cf32 is taken for fc32)]\n"
+           "        [--threads N (the block's num_threads: CPU detection threads;\n"
+           "         default 0, all cores)]\n"
            "Runs the block in a GNU Radio flowgraph (sources [-> head] -> block -> "
            "sink)\nand reports its throughput: median of --reps runs after a "
            "warm-up.\n"
@@ -1015,10 +1022,7 @@ int main(int argc, char** argv)
             throw UsageError("--block: expected mmse, fsd or ofdm, got '" + block + "'");
         const bool ofdm = block == "ofdm";
         for (const char* o :
-             ofdm ? std::vector<const char*>{ "--streams",
-                                              "--buffer-items",
-                                              "--llr",
-                                              "--threads" }
+             ofdm ? std::vector<const char*>{ "--streams", "--buffer-items", "--llr" }
                   : std::vector<const char*>{
                         "--fft", "--cp", "--rate", "--samples", "--detector" })
             if (opt.has(o))

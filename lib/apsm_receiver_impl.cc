@@ -71,7 +71,8 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
                                         float llr_clip,
                                         int device,
                                         int training_offset,
-                                        int max_dictionary)
+                                        int max_dictionary,
+                                        int num_threads)
 {
     auto positive = [](int v, const char* what) {
         if (v <= 0)
@@ -103,6 +104,7 @@ apsm_receiver::sptr apsm_receiver::make(int num_antennas,
                                             : core::LlrSign::positive_means_zero;
         c.llr_clip = llr_clip;
         c.device = device;
+        c.num_threads = num_threads;
         c.validate();
     } catch (const std::invalid_argument& e) {
         throw refused(e.what());

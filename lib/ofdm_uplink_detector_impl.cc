@@ -5,6 +5,7 @@
  */
 
 #include "ofdm_uplink_detector_impl.h"
+#include "core/cpu_threads.h"
 #include "detector_block.h"
 #include "erasure_warning.h"
 #include <gnuradio/io_signature.h>
@@ -45,7 +46,8 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                                       const std::string& llr_type,
                                                       double llr_int8_scale,
                                                       bool equalized_output,
-                                                      bool quality_output)
+                                                      bool quality_output,
+                                                      int num_threads)
 {
     const std::string name = "ofdm_uplink_detector";
     if (!(samp_rate >= 0.0) || !std::isfinite(samp_rate))
@@ -89,6 +91,11 @@ ofdm_uplink_detector::sptr ofdm_uplink_detector::make(int num_antennas,
                                           : ::mimodet::LlrSign::positive_means_zero;
     det.llr_clip = llr_clip;
     det.devices = { device };
+    if (num_threads < 0 || num_threads > ::mimodet::kMaxCpuThreads)
+        throw std::invalid_argument(name + ": num_threads must be from 0 to " +
+                                    std::to_string(::mimodet::kMaxCpuThreads) + ", got " +
+                                    std::to_string(num_threads));
+    det.num_threads = num_threads;
     if ((equalized_output || quality_output) && det.sphere())
         throw std::invalid_argument(name + ": equalized_output and quality_output need a "
                                            "linear estimate, which mode " +

@@ -51,13 +51,13 @@ def put_nan(rx, truth, symbol, antenna=2):
     rx[antenna, truth["frame_start"] + symbol * SYM + CP + FFT // 2] = np.nan
 
 
-def run(base, two_blocks=False, precision="fp32"):
+def run(base, two_blocks=False, precision="fp32", num_threads=0):
     """The capture through ofdm_uplink_detector (CPU), and with two_blocks also through
     ofdm_uplink_receiver -> mmse_detector: (blocks, LLR sinks)."""
     tb = gr.top_block()
     src = sigmf.sigmf_source(base, channels=B)
     one = mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, "16qam", "chol", 3, BACKEND,
-                                       precision=precision)
+                                       precision=precision, num_threads=num_threads)
     got = blocks.vector_sink_f(LLR_ITEM)
     for b in range(B):
         tb.connect((src, b), (one, b))
@@ -109,6 +109,20 @@ class qa_ofdm_uplink_detector(gr_unittest.TestCase):
         self.assertFalse(np.array_equal(np.array(r["got"].data()), np.array(exact["got"].data())))
         with self.assertRaisesRegex(ValueError, "precision"):
             mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, precision="fp64")
+
+    def test_006_num_threads_changes_no_llr(self):
+        # The CPU backend's detection threads split the subcarriers, whose LLRs do not
+        # depend on one another: one thread gives the same bytes as all cores.
+        rx, _ = simulated(2, seed=21)
+        base = self.capture("threads", rx)
+        all_cores = np.array(run(base)["got"].data())
+        self.assertEqual(all_cores.size, 2 * PER_FRAME)
+        for n in (1, 3):
+            r = run(base, num_threads=n)
+            np.testing.assert_array_equal(np.array(r["got"].data()), all_cores)
+        for bad in (-1, 1025):
+            with self.assertRaisesRegex(ValueError, "ofdm_uplink_detector: num_threads"):
+                mimodet.ofdm_uplink_detector(B, U, FFT, CP, NSC, ND, num_threads=bad)
 
     def test_001_nan_in_a_data_symbol_erases_that_frame_only(self):
         rx, truths = simulated(3)

@@ -64,6 +64,8 @@ public:
      * \param training_offset the item where the first periodic section starts (>= 0)
      * \param max_dictionary Gaussian dictionary entries at most (2 per training vector;
      *        0 = all); when full, the section's later vectors are not trained on
+     * \param num_threads the CPU backend's detection threads, 0 = all cores (at most
+     *        1024); no effect on the GPU
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -81,7 +83,8 @@ public:
                      float llr_clip = 0.0f,
                      int device = 0,
                      int training_offset = 0,
-                     int max_dictionary = 0);
+                     int max_dictionary = 0,
+                     int num_threads = 0);
 
     //! Replaces the training symbols ([T][K], T >= M) of later sections.
     virtual void set_training_symbols(const std::vector<gr_complex>& symbols) = 0;

@@ -77,6 +77,8 @@ public:
      *        post-equalizer SINR in dB that the frame's LLRs assume and the symbol's RMS
      *        EVM in percent (NaN where none); and a message per frame on port
      *        "quality": {frame, symbols, sinr_db, evm_percent}
+     * \param num_threads the CPU backend's detection threads, 0 = all cores (at most
+     *        1024); no effect on the GPU
      */
     static sptr make(int num_antennas,
                      int num_users,
@@ -98,7 +100,8 @@ public:
                      const std::string& llr_type = "float",
                      double llr_int8_scale = 8.0,
                      bool equalized_output = false,
-                     bool quality_output = false);
+                     bool quality_output = false,
+                     int num_threads = 0);
 
     //! "cuda-chol", "cpu-cg", ...: where the chain runs.
     virtual std::string implementation() const = 0;

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(apsm_receiver.h)                                           */
-/* BINDTOOL_HEADER_FILE_HASH(ac6ca40ff1bb7649c9c9d74aca447d3a) */
+/* BINDTOOL_HEADER_FILE_HASH(10e28c330c7f40a542fda532ec6c6290) */
 
 #include <gnuradio/mimodet/apsm_receiver.h>
 #include <pybind11/complex.h>
@@ -32,7 +32,8 @@ void bind_apsm_receiver(py::module& m)
         "In: [M] complex64 per item (one received vector).\n"
         "Out 0: [K] complex64 equalised symbols; out 1: [K][bits] float32 max-log LLRs.\n"
         "Training sections: every training_period items from item training_offset,\n"
-        "at stream tags 'training_tag', after a c32vector on message port 'train' or retrain().\n"
+        "at stream tags 'training_tag', after a c32vector on message port 'train' or "
+        "retrain().\n"
         "The first item detected with a new training carries the tag 'apsm_trained'.")
         .def(py::init(&apsm_receiver::make),
              py::arg("num_antennas"),
@@ -51,7 +52,8 @@ void bind_apsm_receiver(py::module& m)
              py::arg("llr_clip") = 0.0f,
              py::arg("device") = 0,
              py::arg("training_offset") = 0,
-             py::arg("max_dictionary") = 0)
+             py::arg("max_dictionary") = 0,
+             py::arg("num_threads") = 0)
         // Without the GIL: these wait for work(), which holds the block's lock through a
         // training (about 0.1 s on the CPU for 685 symbols), and Python threads go on.
         .def("set_training_symbols",

@@ -8,7 +8,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_uplink_detector.h)                                    */
-/* BINDTOOL_HEADER_FILE_HASH(b81f152730fa4adfb142b3ad95e778f4) */
+/* BINDTOOL_HEADER_FILE_HASH(6deb51376505bd28dc90ea01d8748e0a) */
 
 #include <gnuradio/mimodet/ofdm_uplink_detector.h>
 #include <pybind11/pybind11.h>
@@ -47,7 +47,8 @@ void bind_ofdm_uplink_detector(py::module& m)
              py::arg("llr_type") = "float",
              py::arg("llr_int8_scale") = 8.0,
              py::arg("equalized_output") = false,
-             py::arg("quality_output") = false)
+             py::arg("quality_output") = false,
+             py::arg("num_threads") = 0)
         .def("implementation", &ofdm_uplink_detector::implementation)
         .def("precision", &ofdm_uplink_detector::precision)
         .def("sample_type", &ofdm_uplink_detector::sample_type)
@@ -71,7 +72,8 @@ void bind_ofdm_uplink_detector(py::module& m)
         .def("regularized_subcarriers",
              &ofdm_uplink_detector::regularized_subcarriers,
              "Subcarriers whose singular/ill-conditioned A got diagonal loading.")
-        .def("unusable_user_channels",
-             &ofdm_uplink_detector::unusable_user_channels,
-             "(subcarrier, user) pairs erased because the user's channel column is zero.");
+        .def(
+            "unusable_user_channels",
+            &ofdm_uplink_detector::unusable_user_channels,
+            "(subcarrier, user) pairs erased because the user's channel column is zero.");
 }
