@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 using namespace mimodet;
 
@@ -590,6 +591,143 @@ TEST(CudaDetector, LoadedChannelsClipEveryLlrAtTheStatedBoundLikeTheCpu)
             EXPECT_GT(largest(run(real_direct, real, 2), 2), mmse::kLoadedLlrClip)
                 << "chol, the real N0, 2 symbols";
         }
+    }
+}
+
+//! The channel of `subcarriers` times `gain`, and the signal part of y on them with it
+//! (the noise as it was): the declared N0 falls below their loading level, kLoading
+//! mean(diag G), so the MMSE family loads these subcarriers and no other.
+void amplify_subcarriers(Frame& f,
+                         const Case& c,
+                         const std::vector<std::size_t>& subcarriers,
+                         float gain)
+{
+    const Dims d = config_of(c, Backend::cpu).dims();
+    for (std::size_t sc : subcarriers) {
+        for (std::size_t t = 0; t < c.nsym; ++t)
+            for (std::size_t b = 0; b < c.b; ++b) {
+                cf32 signal(0.0f, 0.0f);
+                for (std::size_t u = 0; u < c.u; ++u)
+                    signal +=
+                        f.h[d.channel_index(sc, b, u)] * f.x[(t * c.nsc + sc) * c.u + u];
+                f.y[t * d.rx_items() + d.rx_index(sc, b)] += (gain - 1.0f) * signal;
+            }
+        for (std::size_t b = 0; b < c.b; ++b)
+            for (std::size_t u = 0; u < c.u; ++u)
+                f.h[d.channel_index(sc, b, u)] *= gain;
+    }
+}
+
+/*! LLRs of a batch whose loaded subcarriers lie among unloaded ones, each clipped by its
+ * own subcarrier's status: |LLR| at most mmse::kLoadedLlrClip on the loaded ones (and
+ * there the CPU's signs where the CPU is sure), above it somewhere on the others and
+ * there the CPU's LLRs within `tolerance` (relative, at least 1 absolute). */
+void expect_clipped_where_loaded(const Outputs& gpu,
+                                 const Outputs& cpu,
+                                 const Dims& d,
+                                 std::size_t symbols,
+                                 const std::vector<std::size_t>& loaded,
+                                 double tolerance,
+                                 bool reaches_clip,
+                                 const std::string& what)
+{
+    float largest[2][2] = { { 0.0f, 0.0f },
+                            { 0.0f, 0.0f } }; // [gpu, cpu][unloaded, loaded]
+    double worst = 0.0;
+    std::size_t wrong_signs = 0;
+    for (std::size_t t = 0; t < symbols; ++t)
+        for (std::size_t sc = 0; sc < d.num_subcarriers; ++sc) {
+            const bool is_loaded =
+                std::find(loaded.begin(), loaded.end(), sc) != loaded.end();
+            for (std::size_t u = 0; u < d.num_users; ++u)
+                for (std::size_t j = 0; j < d.bits_per_symbol; ++j) {
+                    const std::size_t i = t * d.llr_items() + d.llr_index(sc, u, j);
+                    const float g = gpu.llr[i], c = cpu.llr[i];
+                    ASSERT_TRUE(std::isfinite(g))
+                        << what << ": LLR " << i << " not written";
+                    largest[0][is_loaded] = std::max(largest[0][is_loaded], std::abs(g));
+                    largest[1][is_loaded] = std::max(largest[1][is_loaded], std::abs(c));
+                    if (is_loaded)
+                        wrong_signs += std::abs(c) > 1.0f && (g > 0) != (c > 0);
+                    else
+                        worst = std::max(worst,
+                                         std::abs(double(g) - c) /
+                                             std::max(1.0, std::abs(double(c))));
+                }
+        }
+    for (int k = 0; k < 2; ++k) {
+        const char* who = k == 0 ? " (GPU)" : " (CPU)";
+        EXPECT_LE(largest[k][1], mmse::kLoadedLlrClip) << what << who << ": loaded";
+        if (reaches_clip) {
+            EXPECT_EQ(largest[k][1], mmse::kLoadedLlrClip) << what << who << ": loaded";
+        }
+        EXPECT_GT(largest[k][0], mmse::kLoadedLlrClip) << what << who << ": unloaded";
+    }
+    EXPECT_LT(worst, tolerance) << what << ": unloaded subcarriers";
+    EXPECT_EQ(wrong_signs, 0u) << what << ": loaded subcarriers";
+}
+
+TEST(CudaDetector, LoadedAndUnloadedSubcarriersOfOneBatchAreEachClippedByTheirOwnStatus)
+{
+    // The other loading tests load every subcarrier of a batch. Here a few scattered
+    // ones (the first, the last, inside tiles) are loaded among unloaded ones: every
+    // kernel must read each subcarrier's own status, clip only the loaded ones at
+    // mmse::kLoadedLlrClip and leave the others' LLRs as the CPU's. MMSE family: the
+    // channel of those subcarriers 60 dB stronger, so that the frame's N0 is below their
+    // loading level only; host API (prepare and tiled kernels; 2 symbols: the direct
+    // kernel) and device API (fused kernel). sfsd: users 0 and 1 alike on those
+    // subcarriers (its loading follows the pivots, not N0).
+    SKIP_WITHOUT_GPU();
+    const std::vector<std::size_t> loaded = { 0, 9, 33, 63 };
+    for (const DetectorMode mode : { DetectorMode::chol,
+                                     DetectorMode::zf,
+                                     DetectorMode::box,
+                                     DetectorMode::cg,
+                                     DetectorMode::cr }) {
+        const Case c{ 8, 4, 64, 14, Modulation::qpsk, mode, 3, 30.0, 0.0 };
+        Frame f = frame_of(c, 11);
+        amplify_subcarriers(f, c, loaded, 1000.0f);
+        const std::string what = describe(c) + " 4 of 64 loaded";
+        const Dims d = config_of(c, Backend::cpu).dims();
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        const Outputs r = run(*cpu, f, c.nsym);
+        ASSERT_EQ(r.stats.regularized_subcarriers, loaded.size()) << what << " (CPU)";
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const Outputs g = run(gpu, f, c.nsym);
+        EXPECT_EQ(g.stats.regularized_subcarriers, loaded.size()) << what;
+        expect_clipped_where_loaded(
+            g, r, d, c.nsym, loaded, 2e-3, true, what + " (host API)");
+        cuda::CudaDetector direct_gpu(config_of(c, Backend::cuda));
+        expect_clipped_where_loaded(
+            run(direct_gpu, f, 2), r, d, 2, loaded, 2e-3, true, what + " (2 symbols)");
+        DeviceFrame dev(f, g);
+        cuda::CudaDetector fused_gpu(config_of(c, Backend::cuda));
+        fused_gpu.set_channel_device(dev.h.get(), f.n0);
+        expect_clipped_where_loaded(dev.detect(fused_gpu, c.nsym),
+                                    r,
+                                    d,
+                                    c.nsym,
+                                    loaded,
+                                    2e-3,
+                                    true,
+                                    what + " (device API)");
+        EXPECT_EQ(fused_gpu.stats().regularized_subcarriers, loaded.size())
+            << what << " (device API)";
+    }
+    {
+        const Case c{ 4, 4, 64, 6, Modulation::qpsk, DetectorMode::sfsd, 1, 30.0, 0.0 };
+        Frame f = frame_of(c, 12);
+        const Dims d = config_of(c, Backend::cpu).dims();
+        for (std::size_t sc : loaded)
+            for (std::size_t b = 0; b < c.b; ++b)
+                f.h[d.channel_index(sc, b, 1)] = f.h[d.channel_index(sc, b, 0)];
+        const std::string what = describe(c) + " 4 of 64 loaded";
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        const Outputs r = run(*cpu, f, c.nsym), g = run(gpu, f, c.nsym);
+        ASSERT_EQ(r.stats.regularized_subcarriers, loaded.size()) << what << " (CPU)";
+        EXPECT_EQ(g.stats.regularized_subcarriers, loaded.size()) << what;
+        expect_clipped_where_loaded(g, r, d, c.nsym, loaded, 1e-2, false, what);
     }
 }
 
