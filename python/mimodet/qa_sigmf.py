@@ -278,6 +278,22 @@ class qa_sigmf(gr_unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "holds no samples"):
             sigmf.sigmf_source(base)
 
+    def test_014_writers_refuse_what_the_reader_would_refuse(self):
+        # a capture of more channels than read_metadata takes would be recorded in vain
+        too_many = sigmf.MAX_CHANNELS + 1
+        base = self.path("wide")
+        with self.assertRaisesRegex(ValueError, "1 to 1024 channels"):
+            sigmf.write_capture(base, np.zeros((too_many, 1), dtype=np.complex64), 1e6, 0.0)
+        for make in (sigmf.CaptureWriter, sigmf.sigmf_sink):
+            for channels in (too_many, 2.5, True):
+                with self.assertRaisesRegex(ValueError, "integer from 1 to 1024"):
+                    make(base, channels, 1e6, 0.0)
+        self.assertFalse(os.path.exists(base + ".sigmf-meta"))
+        # the most a capture may hold is written and read back
+        sigmf.write_capture(base, np.ones((sigmf.MAX_CHANNELS, 2), dtype=np.complex64),
+                            1e6, 0.0)
+        self.assertEqual(sigmf.read_capture(base).num_channels, sigmf.MAX_CHANNELS)
+
 
 if __name__ == "__main__":
     gr_unittest.run(qa_sigmf)

@@ -36,6 +36,7 @@ stretch at a time (``first``, ``count``), so that no frame is assembled across a
 
 import json
 import os
+import numbers
 import datetime
 
 import numpy as np
@@ -99,9 +100,9 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
     ``core:`` (e.g. ``mimodet:ofdm``). Returns the metadata file's name.
     """
     x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1:
-        raise ValueError("write_capture: samples must be [channels][n], got shape %s"
-                         % (x.shape,))
+    if x.ndim != 2 or not 1 <= x.shape[0] <= MAX_CHANNELS:
+        raise ValueError("write_capture: samples must be [channels][n] with 1 to %d "
+                         "channels, got shape %s" % (MAX_CHANNELS, x.shape))
     if datatype not in DATATYPES:
         raise ValueError("write_capture: datatype must be one of %s, got %r"
                          % (DATATYPES, datatype))
@@ -141,8 +142,11 @@ class CaptureWriter:
         if datatype not in DATATYPES:
             raise ValueError("CaptureWriter: datatype must be one of %s, got %r"
                              % (DATATYPES, datatype))
-        if not (channels >= 1):
-            raise ValueError("CaptureWriter: channels must be >= 1, got %r" % (channels,))
+        # read_metadata refuses more, so a writer that took them would record in vain
+        if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or \
+                not 1 <= channels <= MAX_CHANNELS:
+            raise ValueError("CaptureWriter: channels must be an integer from 1 to %d, got %r"
+                             % (MAX_CHANNELS, channels))
         if not (0 < sample_rate < float("inf")):
             raise ValueError("CaptureWriter: sample_rate must be a finite number > 0, got %r"
                              % (sample_rate,))
@@ -250,8 +254,11 @@ class sigmf_sink(gr.hier_block2):
         if datatype not in DATATYPES:
             raise ValueError("sigmf_sink: datatype must be one of %s, got %r"
                              % (DATATYPES, datatype))
-        if not (channels >= 1):
-            raise ValueError("sigmf_sink: channels must be >= 1, got %r" % (channels,))
+        # read_metadata refuses more, so a writer that took them would record in vain
+        if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or \
+                not 1 <= channels <= MAX_CHANNELS:
+            raise ValueError("sigmf_sink: channels must be an integer from 1 to %d, got %r"
+                             % (MAX_CHANNELS, channels))
         if not (sample_rate > 0):
             raise ValueError("sigmf_sink: sample_rate must be > 0, got %r" % (sample_rate,))
         if datatype == "ci16_le" and not (scale > 0):
