@@ -32,7 +32,9 @@ MODULATIONS = ("bpsk", "qpsk", "16qam", "64qam", "256qam")
 CSV_FIELDS = ["label", "receiver", "antennas", "users", "modulation", "array",
               "separation_deg", "training", "data", "snr_db", "transmissions", "bits",
               "bit_errors", "ber", "ber_std", "implementation", "scatter_paths",
-              "angular_spread_deg", "rician_k_db"]
+              "angular_spread_deg", "rician_k_db", "powers_db", "user_ber"]
+#: Users' powers within this of a unit-power user (noma.channel's p_k, in dB).
+MAX_POWER_DB = 60.0
 
 
 def _is_int(value):
@@ -52,6 +54,7 @@ class NomaConfig:
     scatter_paths: int = 0          # noma.channel: 0 is line of sight only
     angular_spread_deg: float = 20.0
     rician_k_db: float = 0.0
+    powers_db: tuple = ()           # p_k of noma.channel in dB, one per user; (): all 0 dB
     training: int = 685
     data: int = 3840
     backend: str = "auto"
@@ -88,6 +91,12 @@ class NomaConfig:
              "angular_spread_deg must be a finite number >= 0")
         need(isinstance(self.rician_k_db, numbers.Real) and abs(self.rician_k_db) <= 100.0,
              "rician_k_db must be a number within +-100 dB")
+        need(len(self.powers_db) in (0, self.users) and
+             all(isinstance(p, numbers.Real) and not isinstance(p, bool) and
+                 abs(p) <= MAX_POWER_DB
+                 for p in self.powers_db),
+             f"powers_db must be one power per user ({self.users}), each within "
+             f"+-{MAX_POWER_DB:g} dB, got {list(self.powers_db)!r}")
         need(self.backend in ("auto", "cpu", "cuda"), f"unknown backend {self.backend!r}")
         need(_is_int(self.num_threads) and self.num_threads >= 0,
              f"num_threads must be an integer >= 0, got {self.num_threads!r}")
@@ -105,9 +114,12 @@ def run_point(cfg, snr_db, transmissions, seed=1, detector=None, progress=None):
         detector = apsm_detector(cfg.antennas, cfg.users, cfg.modulation, backend=cfg.backend,
                                  num_threads=cfg.num_threads)
     errors, bits, per_tx = 0, 0, []
+    user_errors = np.zeros(cfg.users, dtype=np.int64)
+    powers = [10.0 ** (p / 10.0) for p in cfg.powers_db] if cfg.powers_db else None
     for i in range(transmissions):
         tx = noma.simulate(cfg.antennas, cfg.users, cfg.training, cfg.data, cfg.modulation,
                            cfg.separation_deg, snr_db, cfg.array, seed=_seed(seed, i),
+                           powers=powers,
                            scatter_paths=cfg.scatter_paths,
                            angular_spread_deg=cfg.angular_spread_deg,
                            rician_k_db=cfg.rician_k_db)
@@ -120,7 +132,9 @@ def run_point(cfg, snr_db, transmissions, seed=1, detector=None, progress=None):
         else:
             z = noma.least_squares_equalize(tx["training_rx"], tx["training_tx"], tx["data_rx"])
             got = noma.bits_of_points(noma.hard_decisions(z, cfg.modulation), cfg.modulation)
-        e = int(np.count_nonzero(got != sent))
+        wrong = got != sent
+        user_errors += np.count_nonzero(wrong, axis=(0, 2))
+        e = int(np.count_nonzero(wrong))
         errors += e
         bits += sent.size
         per_tx.append(e / sent.size)
@@ -135,7 +149,10 @@ def run_point(cfg, snr_db, transmissions, seed=1, detector=None, progress=None):
             "ber_std": float(np.std(per_tx)) if per_tx else 0.0,
             "implementation": detector.name() if cfg.receiver == "apsm" else "numpy-lstsq",
             "scatter_paths": cfg.scatter_paths, "angular_spread_deg": cfg.angular_spread_deg,
-            "rician_k_db": cfg.rician_k_db}
+            "rician_k_db": cfg.rician_k_db,
+            "powers_db": ";".join(f"{p:g}" for p in cfg.powers_db),
+            # each user's BER: with unequal powers the weak users' BER is the one that counts
+            "user_ber": ";".join(f"{e / (bits / cfg.users):.4e}" for e in user_errors)}
 
 
 def run_sweep(configs, snrs_db, transmissions, seed=1, progress=None):
@@ -165,13 +182,20 @@ def run_sweep(configs, snrs_db, transmissions, seed=1, progress=None):
 
 
 def format_table(rows):
+    # each user's BER too where the users' powers differ (power-domain NOMA)
+    per_user = any(r.get("powers_db") for r in rows)
     header = (f"{'receiver':<28} {'SNR dB':>7} {'bits':>11} {'errors':>9} {'BER':>10} "
               f"{'SD':>10}  implementation")
+    if per_user:
+        header += "     BER of each user"
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['label']:<28} {r['snr_db']:>7.1f} {r['bits']:>11d} "
-                     f"{r['bit_errors']:>9d} {r['ber']:>10.3e} {r['ber_std']:>10.3e}  "
-                     f"{r['implementation']}")
+        line = (f"{r['label']:<28} {r['snr_db']:>7.1f} {r['bits']:>11d} "
+                f"{r['bit_errors']:>9d} {r['ber']:>10.3e} {r['ber_std']:>10.3e}  "
+                f"{r['implementation']}")
+        if per_user:
+            line += "  " + " ".join(f"{float(b):.2e}" for b in r["user_ber"].split(";"))
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -222,6 +246,8 @@ def plot_png(rows, path, x="snr", title=None):
         channel = "line of sight" if not r0.get("scatter_paths") else (
             f"{r0['scatter_paths']} scattered paths, {r0['angular_spread_deg']:g} deg spread, "
             f"K {r0['rician_k_db']:g} dB")
+        if r0.get("powers_db"):
+            channel += f"; user powers {r0['powers_db'].replace(';', ', ')} dB"
         ax.set_title(title or f"NOMA, {r0['array']} array, users {r0['separation_deg']:g} deg "
                               f"apart, {r0['transmissions']} transmissions a point\n{channel}",
                      fontsize=9)

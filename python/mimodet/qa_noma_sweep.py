@@ -145,6 +145,43 @@ class qa_noma_sweep(gr_unittest.TestCase):
                          (4, 10.0, 3.0))
         self.assertEqual(row["bits"], 2 * 50 * 2 * 2)
 
+    def test_007_unequal_powers_give_each_users_ber(self):
+        """Power-domain NOMA: powers_db reach noma.simulate (the errors are those of the
+        same transmissions simulated here), each user's BER is counted, the weak users'
+        is the larger, and their mean is the point's BER."""
+        cfg = noma_sweep.NomaConfig(antennas=8, users=4, modulation="qpsk", receiver="ls",
+                                    separation_deg=20.0, training=100, data=600,
+                                    powers_db=(0.0, 0.0, -6.0, -12.0))
+        row = noma_sweep.run_point(cfg, 15.0, 3, seed=2)
+        self.assertEqual(row["powers_db"], "0;0;-6;-12")
+        user_ber = np.array([float(b) for b in row["user_ber"].split(";")])
+        want = np.zeros(4)
+        for i in range(3):
+            tx = noma.simulate(8, 4, 100, 600, "qpsk", 20.0, 15.0, "circular", seed=[2, i],
+                               powers=[1.0, 1.0, 10 ** -0.6, 10 ** -1.2])
+            z = noma.least_squares_equalize(tx["training_rx"], tx["training_tx"],
+                                            tx["data_rx"])
+            got = noma.bits_of_points(noma.hard_decisions(z, "qpsk"), "qpsk")
+            sent = noma.bits_of_points(tx["data_points"], "qpsk")
+            want += np.count_nonzero(got != sent, axis=(0, 2)) / (3 * 600 * 2)
+        np.testing.assert_allclose(user_ber, want, rtol=1e-3)
+        self.assertGreater(user_ber[3], user_ber[2])
+        self.assertGreater(user_ber[3], max(user_ber[0], user_ber[1]))
+        self.assertAlmostEqual(float(np.mean(user_ber)), row["ber"], places=6)
+        table = noma_sweep.format_table([row])
+        self.assertIn("BER of each user", table)
+        self.assertIn(f"{user_ber[3]:.2e}", table)
+        # uniform powers: the columns stay, empty and per user; the table has no extra column
+        even = noma_sweep.run_point(noma_sweep.NomaConfig(antennas=8, users=2, receiver="ls",
+                                                          training=40, data=50), 20.0, 1)
+        self.assertEqual(even["powers_db"], "")
+        self.assertEqual(len(even["user_ber"].split(";")), 2)
+        self.assertNotIn("each user", noma_sweep.format_table([even]))
+        for bad in ((0.0,), (0.0, 0.0, 0.0, 61.0), (0.0, float("nan"), 0.0, 0.0),
+                    (0.0, True, 0.0, 0.0)):
+            with self.assertRaisesRegex(ValueError, "powers_db", msg=str(bad)):
+                noma_sweep.NomaConfig(antennas=8, users=4, powers_db=bad).validate()
+
     @unittest.skipUnless(gpu_available()[0], "needs a GPU")
     def test_005_gpu_binding_matches_the_cpu(self):
         tx = noma.simulate(antennas=8, users=6, training=400, data=800, seed=6, snr_db=25.0)
