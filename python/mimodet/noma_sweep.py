@@ -210,7 +210,9 @@ def plot_png(rows, path, x="snr", title=None):
     """BER curves with +-1 SD bands. x="snr": one curve per label against SNR (Figure 8's
     comparison as curves); x="antennas": against the antenna count, one curve per receiver,
     users, modulation and SNR (Figure 9). Points without errors are left out (no place on a
-    log axis) and the plot says how many."""
+    log axis) and the plot says how many. Against SNR, curves of users of unequal power
+    also show the BER of their weakest user (the first of the lowest power), dotted.
+    Returns the legend's labels."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -239,6 +241,18 @@ def plot_png(rows, path, x="snr", title=None):
                             linestyle="--" if "least" in label else "-")
         ax.fill_between(xs, np.maximum(ber - sd, ber / 10), ber + sd, alpha=0.15,
                         color=line.get_color())
+        mine = [r for r in rows if key(r) == label]
+        if x == "snr" and mine[0].get("powers_db"):
+            # the mean hides the weak users, whose BER is the one a link budget needs
+            powers = [float(p) for p in mine[0]["powers_db"].split(";")]
+            k = int(np.argmin(powers))
+            weak = sorted((r["snr_db"], float(r["user_ber"].split(";")[k])) for r in mine)
+            weak_shown = [p for p in weak if p[1] > 0]
+            omitted += len(weak) - len(weak_shown)
+            if weak_shown:
+                ax.semilogy([p[0] for p in weak_shown], [p[1] for p in weak_shown],
+                            linestyle=":", marker=".", color=line.get_color(),
+                            label=f"{label}, user {k} ({powers[k]:g} dB)")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("uncoded BER")
     if rows:
@@ -257,6 +271,8 @@ def plot_png(rows, path, x="snr", title=None):
     if omitted:
         ax.text(0.01, 0.01, f"{omitted} point(s) with no bit errors not shown",
                 transform=ax.transAxes, fontsize=8)
+    labels = ax.get_legend_handles_labels()[1]
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+    return labels

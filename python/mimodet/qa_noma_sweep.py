@@ -96,6 +96,13 @@ class qa_noma_sweep(gr_unittest.TestCase):
                     self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
             with self.assertRaises(ValueError):
                 noma_sweep.plot_png(rows, os.path.join(d, "bad.png"), x="users")
+            # users of unequal power: each curve's weakest user dotted beside its mean
+            weak = [noma_sweep.NomaConfig(antennas=4, users=3, receiver="ls", training=60,
+                                          data=60, powers_db=(0.0, -9.0, -3.0))]
+            rows = noma_sweep.run_sweep(weak, [0.0, 5.0], transmissions=1)
+            labels = noma_sweep.plot_png(rows, os.path.join(d, "powers.png"))
+            self.assertEqual(labels, ["4x3 qpsk least squares",
+                                      "4x3 qpsk least squares, user 1 (-9 dB)"])
 
     def test_003_bad_curves_refused_before_running(self):
         bad = [dict(antennas=0), dict(receiver="mmse"), dict(modulation="8psk"),
