@@ -364,6 +364,9 @@ struct CudaDetector::Impl {
     // is there for the channel.
     bool a_formed = false;
     std::size_t symbols_on_channel = 0;
+    // A device-API channel's status is in d_channel_counts (counted by the first kernel
+    // that reads it: matrix-free, fused or prepare), so that later calls skip it.
+    bool channel_counted = false;
     // detect_frames_device: its channels are in force (no detect call may follow), and
     // the frames' N0, staged (pinned) and on the device, made by its first call.
     bool frames_channel = false;
@@ -1029,6 +1032,7 @@ struct CudaDetector::Impl {
         a_formed = false;
         frames_channel = false;
         symbols_on_channel = 0;
+        channel_counted = false;
         channel_codes = nullptr;
         channel_scale = 1.0f;
         h_decoded = true;
@@ -1144,9 +1148,16 @@ struct CudaDetector::Impl {
             return a;
         };
         symbols_on_channel += n;
+        // (a channel not formed yet is a device-API one: its status is counted on the
+        // device, once)
+        auto counts_once = [&]() {
+            unsigned long long* c = channel_counted ? nullptr : d_channel_counts;
+            channel_counted = true;
+            return c;
+        };
         if (sphere() || box()) { // no fused or matrix-free path, no graphs (yet)
             if (!a_formed)
-                prepare(channel, n0, stream, d_channel_counts);
+                prepare(channel, n0, stream, counts_once());
             MIMODET_CUDA_CHECK(cudaStreamWaitEvent(stream, channel_ready, 0));
             if (box())
                 detect_box(d_y, n, d_llr, d_x_hat, stream);
@@ -1169,17 +1180,16 @@ struct CudaDetector::Impl {
             return;
         }
         const bool matrix_free = matrix_free_for(symbols_on_channel);
-        const bool fused = options.fuse_prepare && !matrix_free &&
-                           fused_supported(n);
-        // (a channel not formed yet is a device-API one: its status is counted on the
-        // device)
+        const bool fused = options.fuse_prepare && !matrix_free && fused_supported(n);
         if (!matrix_free && !fused) // forming A pays, in its own kernel
-            prepare(channel, n0, stream, d_channel_counts);
-        const EqualizeArgs a = with_codes(equalize_args(d_y, n, d_llr, d_x_hat, matrix_free));
+            prepare(channel, n0, stream, counts_once());
+        EqualizeArgs a = with_codes(equalize_args(d_y, n, d_llr, d_x_hat, matrix_free));
+        if (matrix_free && n > 0) // (no launch, so no count, for no symbols)
+            a.channel_counts = counts_once();
         if (fused) {
             wait_for_channel(stream);
             PrepareArgs channel_args = prepare_args(channel, n0);
-            channel_args.counts = d_channel_counts;
+            channel_args.counts = counts_once();
             if (codes) { // (channel, d_h, is not decoded: the kernel reads the codes)
                 channel_args.h_codes = channel_codes;
                 channel_args.h_scale = channel_scale;
@@ -1203,7 +1213,7 @@ struct CudaDetector::Impl {
     //! every argument but the demapping table, which is the engine's for its lifetime.
     static GraphKey key_of(const EqualizeArgs& a, const GraphKey& outputs)
     {
-        static_assert(sizeof(EqualizeArgs) == 256,
+        static_assert(sizeof(EqualizeArgs) == 264,
                       "a new field of EqualizeArgs belongs in its graph key");
         GraphKey k = outputs;
         k.add(registration_epoch())
@@ -1233,7 +1243,8 @@ struct CudaDetector::Impl {
             .add(a.code_bytes)
             .add(a.row_subcarriers)
             .add(a.frame_n0)
-            .add(a.frame_subcarriers);
+            .add(a.frame_subcarriers)
+            .add(a.channel_counts);
         return k;
     }
 

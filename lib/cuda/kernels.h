@@ -105,6 +105,9 @@ struct EqualizeArgs {
     std::size_t row_subcarriers;
     const float* frame_n0;
     int frame_subcarriers;
+    //! The matrix-free kernel only (null: not counted): PrepareArgs::counts, to which it
+    //! adds the status of the channel it forms no state for.
+    unsigned long long* channel_counts;
 };
 void launch_equalize(const EqualizeArgs& args, cudaStream_t stream);
 //! Whether launch_equalize takes args.y_codes for `num_symbols` (the tiled kernel).

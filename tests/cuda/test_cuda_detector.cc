@@ -350,6 +350,54 @@ TEST(CudaDetector, DeviceApiChannelsCountInTheStatisticsLikeHostOnes)
         }
 }
 
+/*! The device API's matrix-free path (cg/cr: a first call of too few symbols per user to
+ * form A) counts the channel's status in stats() as the host API does, and the call that
+ * forms A later on the same channel does not count it again. With the declared N0 and
+ * with N0 = 0 (every usable subcarrier loaded). */
+TEST(CudaDetector, MatrixFreeCallsCountTheirChannelInTheStatisticsOnce)
+{
+    SKIP_WITHOUT_GPU();
+    for (auto mode : { DetectorMode::cg, DetectorMode::cr })
+        for (bool zero_n0 : { false, true }) {
+            const Case c{ 32, 16, 12, 3, Modulation::qam16, mode, 3, 15.0, 0.0 };
+            const std::string what = describe(c) + (zero_n0 ? " N0 0" : " N0 declared");
+            Frame f = frame_with_twin_users(c, 23);
+            if (zero_n0)
+                f.n0 = 0.0f;
+            const Dims d = config_of(c, Backend::cpu).dims();
+            f.h[d.channel_index(2, 5, 1)] = cf32(NAN, 0.0f); // bad subcarrier 2
+            f.y[d.rx_index(4, 3)] = cf32(0.0f, INFINITY);    // bad (0, 4)
+            for (std::size_t b = 0; b < d.num_antennas; ++b)
+                f.h[d.channel_index(6, b, 3)] = cf32(0.0f, 0.0f); // user 3 dead on sc 6
+            auto cpu = make_detector(config_of(c, Backend::cpu));
+            const Outputs r = run(*cpu, f, c.nsym);
+            const DetectorStats& want = r.stats;
+            ASSERT_GE(want.bad_channel_subcarriers, 1u) << what;
+            ASSERT_GE(want.unusable_user_channels, 1u) << what;
+            ASSERT_EQ(want.bad_sample_vectors, 1u) << what;
+            if (zero_n0) {
+                ASSERT_GE(want.regularized_subcarriers, 1u) << what;
+            }
+
+            cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+            DeviceFrame dev(f, r);
+            gpu.set_channel_device(dev.h.get(), f.n0);
+            dev.detect(gpu, 1);
+            ASSERT_FALSE(gpu.matrix_formed()) << what << ": not the matrix-free path";
+            dev.detect(gpu, c.nsym); // forms A on the same channel
+            EXPECT_TRUE(gpu.matrix_formed()) << what;
+            for (int call = 0; call < 2; ++call) {
+                const DetectorStats s = gpu.stats();
+                EXPECT_EQ(s.bad_channel_subcarriers, want.bad_channel_subcarriers)
+                    << what;
+                EXPECT_EQ(s.regularized_subcarriers, want.regularized_subcarriers)
+                    << what;
+                EXPECT_EQ(s.unusable_user_channels, want.unusable_user_channels) << what;
+                EXPECT_EQ(s.bad_sample_vectors, 2 * want.bad_sample_vectors) << what;
+            }
+        }
+}
+
 TEST(CudaDetector, SingularChannelIsRegularizedLikeTheCpu)
 {
     SKIP_WITHOUT_GPU();
@@ -713,6 +761,24 @@ TEST(CudaDetector, LoadedAndUnloadedSubcarriersOfOneBatchAreEachClippedByTheirOw
                                     what + " (device API)");
         EXPECT_EQ(fused_gpu.stats().regularized_subcarriers, loaded.size())
             << what << " (device API)";
+    }
+    for (const DetectorMode mode : { DetectorMode::cg, DetectorMode::cr }) {
+        // the matrix-free kernel: device API, a first single symbol, 16 users
+        const Case c{ 32, 16, 64, 4, Modulation::qpsk, mode, 3, 30.0, 0.0 };
+        Frame f = frame_of(c, 13);
+        amplify_subcarriers(f, c, loaded, 1000.0f);
+        const std::string what = describe(c) + " 4 of 64 loaded (matrix-free)";
+        const Dims d = config_of(c, Backend::cpu).dims();
+        auto cpu = make_detector(config_of(c, Backend::cpu));
+        const Outputs r = run(*cpu, f, c.nsym);
+        ASSERT_EQ(r.stats.regularized_subcarriers, loaded.size()) << what << " (CPU)";
+        DeviceFrame dev(f, r);
+        cuda::CudaDetector gpu(config_of(c, Backend::cuda));
+        gpu.set_channel_device(dev.h.get(), f.n0);
+        expect_clipped_where_loaded(
+            dev.detect(gpu, 1), r, d, 1, loaded, 2e-3, true, what);
+        EXPECT_FALSE(gpu.matrix_formed()) << what;
+        EXPECT_EQ(gpu.stats().regularized_subcarriers, loaded.size()) << what;
     }
     {
         const Case c{ 4, 4, 64, 6, Modulation::qpsk, DetectorMode::sfsd, 1, 30.0, 0.0 };

@@ -128,8 +128,20 @@ __global__ void __launch_bounds__(32 * kMatrixFreeWarps)
                                ? strongest_partner<UP>(hs, B, U, own_gain, n0_eff)
                                : 0.0f;
     float rho = 0.0f, inv_lambda = 0.0f;
-    approximate_gains(own_gain, max_gain, active, n0_eff, load > 0.0f, captured, rho,
-                      inv_lambda);
+    const bool unusable = approximate_gains(
+        own_gain, max_gain, active, n0_eff, load > 0.0f, captured, rho, inv_lambda);
+    // The channel's status into the statistics, by the prepare kernel's rules
+    // (finish_channel_iterative), where the engine asks: once per channel.
+    const unsigned unusable_mask = __ballot_sync(0xffffffffu, unusable && group == 0);
+    if (p.channel_counts && lane == 0) {
+        if (bad_channel)
+            atomicAdd(p.channel_counts + kChannelCountBad, 1ull);
+        else if (load > 0.0f)
+            atomicAdd(p.channel_counts + kChannelCountRegularized, 1ull);
+        if (!bad_channel && unusable_mask)
+            atomicAdd(p.channel_counts + kChannelCountUnusableUsers,
+                      static_cast<unsigned long long>(__popc(unusable_mask)));
+    }
 
     // A v for this lane's user; v spread over the lanes of every group alike.
     auto apply = [&](float2 v) {
