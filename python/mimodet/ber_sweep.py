@@ -204,8 +204,8 @@ def plot_png(rows, path, title="BER vs SNR", ylabel="uncoded BER"):
     if labels:
         ax.legend()
     if omitted:
-        ax.text(0.01, 0.01, f"{omitted} point(s) with no bit errors not shown",
-                transform=ax.transAxes, fontsize=8)
+        # under the axis label, where no legend or curve can cover it
+        ax.set_xlabel(f"{ax.get_xlabel()}\n({omitted} point(s) with no bit errors not shown)")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -269,8 +269,8 @@ def plot_png(rows, path, x="snr", title=None):
     if rows and ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
     if omitted:
-        ax.text(0.01, 0.01, f"{omitted} point(s) with no bit errors not shown",
-                transform=ax.transAxes, fontsize=8)
+        # under the axis label, where no legend or curve can cover it
+        ax.set_xlabel(f"{ax.get_xlabel()}\n({omitted} point(s) with no bit errors not shown)")
     labels = ax.get_legend_handles_labels()[1]
     fig.tight_layout()
     fig.savefig(path)
