@@ -212,7 +212,9 @@ public:
      * slot: nothing of it is written or counted), y, LLRs and x_hat in rows of all the
      * detector's subcarriers per symbol, [n][N_sc][B] and so on. Every channel is
      * prepared in the launch (fused) and counted on the device; device_gains() then
-     * holds slot f's gains at its subcarriers. H must stay valid until the work is done.
+     * holds slot f's gains at its subcarriers, and whatever an earlier call left at those
+     * of the slots skipped or past `frames` (not written: read only detected slots'
+     * gains). H must stay valid until the work is done.
      * A detect call after it needs a new set_channel*() first. */
     void detect_frames_device(const cf32* d_h,
                               const float* frame_n0,
