@@ -288,7 +288,32 @@ class qa_sigmf(gr_unittest.TestCase):
             for channels in (too_many, 2.5, True):
                 with self.assertRaisesRegex(ValueError, "integer from 1 to 1024"):
                     make(base, channels, 1e6, 0.0)
+        # nor a rate, centre frequency or scale that read_metadata refuses (json writes
+        # inf and nan as Infinity and NaN)
+        bad = (("sample_rate", dict(sample_rate=float("inf"))),
+               ("sample_rate", dict(sample_rate=-1.0)),
+               ("sample_rate", dict(sample_rate="1e6")),
+               ("center_frequency", dict(center_frequency=float("nan"))),
+               ("center_frequency", dict(center_frequency=float("-inf"))),
+               ("center_frequency", dict(center_frequency=None)),
+               ("scale", dict(datatype="ci16_le", scale=float("inf"))),
+               ("scale", dict(datatype="ci16_le", scale=0.0)),
+               ("datatype", dict(datatype="cf64_le")))
+        for why, kwargs in bad:
+            args = dict(sample_rate=1e6, center_frequency=0.0)
+            args.update(kwargs)
+            for make in (sigmf.CaptureWriter, sigmf.sigmf_sink):
+                message = "%s: %s must be" % (make.__name__, why)
+                with self.assertRaisesRegex(ValueError, message):
+                    make(base, 2, **args)
+            with self.assertRaisesRegex(ValueError, "write_capture: %s must be" % why):
+                sigmf.write_capture(base, np.ones((2, 4), dtype=np.complex64), **args)
         self.assertFalse(os.path.exists(base + ".sigmf-meta"))
+        self.assertFalse(os.path.exists(base + ".sigmf-data"))
+        # numpy numbers are numbers
+        sigmf.write_capture(base, np.ones((2, 2), dtype=np.complex64), np.float32(1e6),
+                            np.int64(2_400_000_000))
+        self.assertEqual(sigmf.read_capture(base).sample_rate, 1e6)
         # the most a capture may hold is written and read back
         sigmf.write_capture(base, np.ones((sigmf.MAX_CHANNELS, 2), dtype=np.complex64),
                             1e6, 0.0)

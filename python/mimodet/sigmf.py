@@ -35,6 +35,7 @@ stretch at a time (``first``, ``count``), so that no frame is assembled across a
 """
 
 import json
+import math
 import os
 import numbers
 import datetime
@@ -103,19 +104,15 @@ def write_capture(path, samples, sample_rate, center_frequency, datatype="cf32_l
     if x.ndim != 2 or not 1 <= x.shape[0] <= MAX_CHANNELS:
         raise ValueError("write_capture: samples must be [channels][n] with 1 to %d "
                          "channels, got shape %s" % (MAX_CHANNELS, x.shape))
-    if datatype not in DATATYPES:
-        raise ValueError("write_capture: datatype must be one of %s, got %r"
-                         % (DATATYPES, datatype))
-    if not (0 < sample_rate < float("inf")):
-        raise ValueError("write_capture: sample_rate must be a finite number > 0, got %r"
-                         % sample_rate)
+    _check_capture("write_capture", datatype, x.shape[0], sample_rate, center_frequency,
+                   None)
     if datatype == "ci16_le":
         peak = max(np.abs(x.real).max(initial=0.0), np.abs(x.imag).max(initial=0.0))
         if scale is None:
             scale = peak / 30000.0 if peak > 0 else 1.0
-        if not (0 < scale < float("inf")):
+        if not (_finite(scale) and scale > 0):
             raise ValueError("write_capture: scale must be a finite number > 0, got %r"
-                             % scale)
+                             % (scale,))
         if peak / scale > 32767:
             raise ValueError("write_capture: samples up to %g do not fit int16 with scale "
                              "%g (one step); use a larger scale" % (peak, scale))
@@ -139,20 +136,8 @@ class CaptureWriter:
 
     def __init__(self, path, channels, sample_rate, center_frequency, datatype="cf32_le",
                  scale=None, description="", hardware="", extra=None):
-        if datatype not in DATATYPES:
-            raise ValueError("CaptureWriter: datatype must be one of %s, got %r"
-                             % (DATATYPES, datatype))
-        # read_metadata refuses more, so a writer that took them would record in vain
-        if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or \
-                not 1 <= channels <= MAX_CHANNELS:
-            raise ValueError("CaptureWriter: channels must be an integer from 1 to %d, got %r"
-                             % (MAX_CHANNELS, channels))
-        if not (0 < sample_rate < float("inf")):
-            raise ValueError("CaptureWriter: sample_rate must be a finite number > 0, got %r"
-                             % (sample_rate,))
-        if scale is not None and not (0 < scale < float("inf")):
-            raise ValueError("CaptureWriter: scale must be a finite number > 0, got %r"
-                             % (scale,))
+        _check_capture("CaptureWriter", datatype, channels, sample_rate, center_frequency,
+                       scale)
         self.meta_path, self.data_path = _paths(path)
         self.channels = channels
         self.datatype = datatype
@@ -211,6 +196,35 @@ class CaptureWriter:
         self.close()
 
 
+def _finite(value):
+    """Whether value is a finite real number (not a bool, a string or None)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:  # (an integer may lie past float's range)
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _check_capture(who, datatype, channels, sample_rate, center_frequency, scale):
+    """Refuses, before any file is written, what read_metadata would refuse in the
+    capture: a writer that took it would record in vain. scale None: none is written."""
+    if datatype not in DATATYPES:
+        raise ValueError("%s: datatype must be one of %s, got %r" % (who, DATATYPES, datatype))
+    if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or \
+            not 1 <= channels <= MAX_CHANNELS:
+        raise ValueError("%s: channels must be an integer from 1 to %d, got %r"
+                         % (who, MAX_CHANNELS, channels))
+    if not (_finite(sample_rate) and sample_rate > 0):
+        raise ValueError("%s: sample_rate must be a finite number > 0, got %r"
+                         % (who, sample_rate))
+    if not _finite(center_frequency):
+        raise ValueError("%s: center_frequency must be a finite number, got %r"
+                         % (who, center_frequency))
+    if scale is not None and not (_finite(scale) and scale > 0):
+        raise ValueError("%s: scale must be a finite number > 0, got %r" % (who, scale))
+
+
 def _metadata(datatype, sample_rate, channels, center_frequency, description, hardware,
               extra, who):
     """The SigMF metadata of a capture that starts now (global, one capture segment)."""
@@ -251,18 +265,8 @@ class sigmf_sink(gr.hier_block2):
 
     def __init__(self, path, channels, sample_rate, center_frequency, datatype="cf32_le",
                  scale=1.0 / 32768, description="", hardware="", extra=None):
-        if datatype not in DATATYPES:
-            raise ValueError("sigmf_sink: datatype must be one of %s, got %r"
-                             % (DATATYPES, datatype))
-        # read_metadata refuses more, so a writer that took them would record in vain
-        if isinstance(channels, bool) or not isinstance(channels, numbers.Integral) or \
-                not 1 <= channels <= MAX_CHANNELS:
-            raise ValueError("sigmf_sink: channels must be an integer from 1 to %d, got %r"
-                             % (MAX_CHANNELS, channels))
-        if not (sample_rate > 0):
-            raise ValueError("sigmf_sink: sample_rate must be > 0, got %r" % (sample_rate,))
-        if datatype == "ci16_le" and not (scale > 0):
-            raise ValueError("sigmf_sink: scale must be > 0, got %r" % (scale,))
+        _check_capture("sigmf_sink", datatype, channels, sample_rate, center_frequency,
+                       scale if datatype == "ci16_le" else None)
         itemsize = gr.sizeof_gr_complex if datatype == "cf32_le" else 2 * gr.sizeof_short
         gr.hier_block2.__init__(self, "sigmf_sink",
                                 gr.io_signature(channels, channels, itemsize),
@@ -353,7 +357,6 @@ def read_metadata(path):
     if g["core:datatype"] not in DATATYPES:
         raise ValueError("SigMF capture %r: datatype %r is not supported (only %s)"
                          % (path, g["core:datatype"], ", ".join(DATATYPES)))
-    import math
 
     def number(value):
         """value as a finite float, or None (JSON strings and booleans are not numbers)."""
