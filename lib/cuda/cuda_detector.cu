@@ -59,6 +59,12 @@ int device_count(std::string* why_not)
                 *why_not += " (no NVIDIA driver, or one older than CUDA " +
                             std::to_string(CUDART_VERSION / 1000) + "." +
                             std::to_string(CUDART_VERSION % 1000 / 10) + " needs)";
+#ifdef __SANITIZE_ADDRESS__
+            // the driver maps memory where AddressSanitizer guards its shadow gap
+            if (err == cudaErrorMemoryAllocation)
+                *why_not += " (under AddressSanitizer: run with "
+                            "ASAN_OPTIONS=protect_shadow_gap=0)";
+#endif
         }
         return 0;
     }
