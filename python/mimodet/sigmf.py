@@ -200,7 +200,7 @@ def _finite(value):
     """Whether value is a finite real number (not a bool, a string or None)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    try:  # (an integer may lie past float's range)
+    try:  # (an integer, e.g. from JSON, may lie past float's range)
         return math.isfinite(value)
     except OverflowError:
         return False
@@ -360,12 +360,7 @@ def read_metadata(path):
 
     def number(value):
         """value as a finite float, or None (JSON strings and booleans are not numbers)."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return None
-        try:  # (a JSON integer may lie past float's range)
-            return float(value) if math.isfinite(value) else None
-        except OverflowError:
-            return None
+        return float(value) if _finite(value) else None
 
     rate = number(g["core:sample_rate"])
     if rate is None or not rate > 0:
